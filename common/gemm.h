@@ -84,6 +84,11 @@ struct GemmArgs {
   float a_scale = 1.0f;
   float b_scale = 1.0f;  ///< Per-tensor dequantization scale of B.
 
+  /// Tensor-core steps only (05 on): skip promoting the tensor cores'
+  /// reduced-precision partial sums into FP32 registers every 128 of K.
+  /// Faster, less accurate (see docs/tolerances.md). Other steps ignore it.
+  bool fast_accumulation = false;
+
   cudaStream_t stream = nullptr;  ///< Stream the kernel is launched on.
 };
 
