@@ -9,11 +9,11 @@
 
 namespace fp8gemm {
 
-/// A format as a type: `FormatTag<Fp8Format::kE4M3>::value`.
+/// A format as a type, e.g. `FormatTag<Fp8Format::kE4M3>`; its `value` is the format.
 template <Fp8Format F>
 using FormatTag = std::integral_constant<Fp8Format, F>;
 
-/// Calls fn(FormatTag<A>{}) for the run-time format `a`.
+/// Calls `fn(FormatTag<A>{})` for the run-time format `a`.
 template <typename Fn>
 decltype(auto) dispatch_fp8_format(Fp8Format a, Fn&& fn) {
   switch (a) {
@@ -24,7 +24,7 @@ decltype(auto) dispatch_fp8_format(Fp8Format a, Fn&& fn) {
   }
 }
 
-/// Calls fn(FormatTag<A>{}, FormatTag<B>{}) for the run-time formats a and b:
+/// Calls `fn(FormatTag<A>{}, FormatTag<B>{})` for the run-time formats a and b:
 /// one instantiation per pair of formats, chosen once per launch.
 template <typename Fn>
 decltype(auto) dispatch_fp8_formats(Fp8Format a, Fp8Format b, Fn&& fn) {

@@ -99,10 +99,12 @@ __device__ inline void __syncthreads() {
 
 #else
 // ---- 4. plain host C++ ----------------------------------------------------
+/// Defined when this file is compiled by a plain host compiler (no CUDA, no HIP).
 #define FP8GEMM_HOST_ONLY 1
 #if __has_include(<cuda_runtime_api.h>)
 #include <cuda_runtime_api.h>  // host code that launches steps: cudaStream_t and friends
 #else
+/// Stream handle, so that the API compiles without the CUDA headers.
 typedef struct CUstream_st* cudaStream_t;
 #endif
 #ifndef __host__
