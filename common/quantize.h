@@ -60,6 +60,13 @@ FP8GEMM_HOST_DEVICE inline uint8_t quantize_value(float x, float scale, Fp8Forma
 /// Number of scales a rows x cols matrix has at a granularity.
 int64_t scale_count(int64_t rows, int64_t cols, ScaleGranularity g);
 
+/// Checks the arguments that quantize() and quantize_on_gpu() share: x not
+/// null, rows and cols >= 1, ld >= cols, (rows - 1) * ld + cols fits in 63
+/// bits, and format, granularity and overflow are values of their enums.
+/// Returns kInvalidArgument with a message naming the first broken rule.
+Status validate_quantize_args(const float* x, int64_t rows, int64_t cols, int64_t ld, Fp8Format format,
+                              ScaleGranularity granularity, Fp8Overflow overflow);
+
 /// Index into the scale array of the scale that covers element (row, col).
 FP8GEMM_HOST_DEVICE inline int64_t scale_index(int64_t row, int64_t col, int64_t rows, int64_t cols,
                                                ScaleGranularity g) {
@@ -88,7 +95,8 @@ struct QuantizedMatrix {
 /// on the host: per group, amax -> dequant_scale_from_amax -> quantize_value.
 /// NaN elements become NaN codes and do not take part in amax (a NaN never
 /// poisons the scale of its group); infinities make the amax infinite, which
-/// gives s = 1 for that group.
+/// gives s = 1 for that group. Throws std::invalid_argument, with the message
+/// of validate_quantize_args(), on invalid arguments.
 QuantizedMatrix quantize(const float* x, int64_t rows, int64_t cols, int64_t ld, Fp8Format format,
                          ScaleGranularity granularity, Fp8Overflow overflow = Fp8Overflow::kSaturate);
 
@@ -98,7 +106,11 @@ std::vector<double> dequantize(const QuantizedMatrix& q);
 /// Quantizes on the GPU with the same math as quantize(): x (device, rows x
 /// cols, leading dimension ld) into codes (device, rows x cols, ld = cols) and
 /// scales (device, scale_count entries). Bit-identical to quantize() on the
-/// same input. Asynchronous on `stream`.
+/// same input. Asynchronous on `stream`. Returns kInvalidArgument for what
+/// validate_quantize_args() rejects and for null codes or scales;
+/// kNotSupported when cols > 128 * (2^31 - 1) (the grid's x limit) or the
+/// build has no kernel image for this GPU; kRuntimeError when the runtime
+/// reports another error.
 Status quantize_on_gpu(const float* x, int64_t rows, int64_t cols, int64_t ld, Fp8Format format,
                        ScaleGranularity granularity, uint8_t* codes, float* scales, cudaStream_t stream = nullptr,
                        Fp8Overflow overflow = Fp8Overflow::kSaturate);

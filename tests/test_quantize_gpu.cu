@@ -1,0 +1,267 @@
+// quantize_on_gpu() must equal the host quantize() bit for bit: the same codes
+// and the same scales, for every format, granularity and shape (ragged ones,
+// ld > cols, more rows than a grid has blocks in y). Needs a CUDA device;
+// skipped, with the reason, where there is none.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/cuda_check.h"
+#include "common/fp8.h"
+#include "common/quantize.h"
+
+namespace fp8gemm {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Bytes (and floats) kept untouched on each side of the codes (and scales):
+// a kernel that writes outside its output changes them.
+constexpr size_t kGuard = 256;
+constexpr uint8_t kGuardByte = 0xA5;
+
+// One seed per program run, printed once, so that a failure can be replayed
+// with FP8GEMM_TEST_SEED=<seed>. Each test mixes in its own salt.
+uint64_t program_seed() {
+  static const uint64_t seed = []() -> uint64_t {
+    if (const char* replay = std::getenv("FP8GEMM_TEST_SEED")) return std::strtoull(replay, nullptr, 10);
+    std::random_device device;
+    const uint64_t fresh = (static_cast<uint64_t>(device()) << 32) | device();
+    std::cout << "[ seed     ] FP8GEMM_TEST_SEED=" << fresh << std::endl;
+    return fresh;
+  }();
+  return seed;
+}
+
+struct Shape {
+  int64_t rows, cols, ld;
+};
+
+// Random values whose magnitudes span 2^-24 .. 2^0 within a row, times a row
+// factor 2^-10 .. 2^10, with about one element in 200 replaced by NaN, +-0 or
+// a float subnormal. The padding between cols and ld holds 1e30 and NaN,
+// which must never be read.
+std::vector<float> random_matrix(const Shape& s, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> row_exponent(-10.0f, 10.0f);
+  std::uniform_real_distribution<float> element_exponent(-24.0f, 0.0f);
+  const float specials[] = {kNaN, 0.0f, -0.0f, std::numeric_limits<float>::denorm_min(), -1e-40f};
+  std::vector<float> x(static_cast<size_t>((s.rows - 1) * s.ld + s.cols));
+  for (int64_t r = 0; r < s.rows; ++r) {
+    const float row_factor = std::exp2(row_exponent(rng));
+    for (int64_t c = 0; c < s.cols; ++c) {
+      const uint64_t draw = rng();
+      float v = std::exp2(element_exponent(rng)) * row_factor;
+      if (draw % 2 == 1) v = -v;
+      if (draw % 200 == 0) v = specials[(draw >> 8) % 5];
+      x[r * s.ld + c] = v;
+    }
+    for (int64_t c = s.cols; c < s.ld && r + 1 < s.rows; ++c) x[r * s.ld + c] = (c % 2) ? kNaN : 1e30f;
+  }
+  return x;
+}
+
+// An owned CUDA stream: the GPU quantization runs on a non-default stream.
+class Stream {
+ public:
+  Stream() { FP8GEMM_CUDA_CHECK(cudaStreamCreate(&stream_)); }
+  ~Stream() { cudaStreamDestroy(stream_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// Runs quantize_on_gpu on x twice, with the outputs poisoned first with 0x00
+// and then with 0xFF codes (and NaN scales): an element the kernels skip
+// cannot match the host both times. Checks both runs against the host and
+// that the guard bands around the outputs stay untouched.
+void expect_gpu_equals_host(const std::vector<float>& x, const Shape& s, Fp8Format f, ScaleGranularity g,
+                            Fp8Overflow overflow) {
+  const QuantizedMatrix host = quantize(x.data(), s.rows, s.cols, s.ld, f, g, overflow);
+  const size_t code_count = host.codes.size();
+  const size_t scale_count = host.scales.size();
+
+  DeviceBuffer<float> device_x(x.size());
+  DeviceBuffer<uint8_t> device_codes(kGuard + code_count + kGuard);
+  DeviceBuffer<float> device_scales(kGuard + scale_count + kGuard);
+  FP8GEMM_CUDA_CHECK(cudaMemcpy(device_x.get(), x.data(), device_x.bytes(), cudaMemcpyHostToDevice));
+  FP8GEMM_CUDA_CHECK(cudaMemset(device_codes.get(), kGuardByte, device_codes.bytes()));
+  FP8GEMM_CUDA_CHECK(cudaMemset(device_scales.get(), kGuardByte, device_scales.bytes()));
+  uint8_t* codes = device_codes.get() + kGuard;
+  float* scales = device_scales.get() + kGuard;
+  const std::vector<float> nan_scales(scale_count, kNaN);
+  Stream stream;
+
+  for (uint8_t poison : {uint8_t{0x00}, uint8_t{0xFF}}) {
+    SCOPED_TRACE("codes poisoned with " + std::to_string(poison));
+    FP8GEMM_CUDA_CHECK(cudaMemset(codes, poison, code_count));
+    FP8GEMM_CUDA_CHECK(cudaMemcpy(scales, nan_scales.data(), scale_count * sizeof(float), cudaMemcpyHostToDevice));
+
+    const Status status = quantize_on_gpu(device_x.get(), s.rows, s.cols, s.ld, f, g, codes, scales, stream.get(),
+                                          overflow);
+    ASSERT_TRUE(status.ok()) << status_code_name(status.code) << ": " << status.message;
+    FP8GEMM_CUDA_CHECK(cudaGetLastError());
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+
+    std::vector<uint8_t> gpu_codes(device_codes.size());
+    std::vector<float> gpu_scales(device_scales.size());
+    FP8GEMM_CUDA_CHECK(cudaMemcpy(gpu_codes.data(), device_codes.get(), device_codes.bytes(), cudaMemcpyDeviceToHost));
+    FP8GEMM_CUDA_CHECK(
+        cudaMemcpy(gpu_scales.data(), device_scales.get(), device_scales.bytes(), cudaMemcpyDeviceToHost));
+
+    int64_t scale_mismatches = 0;
+    for (size_t i = 0; i < scale_count; ++i) {
+      const float gpu = gpu_scales[kGuard + i];
+      if (float_bits(gpu) != float_bits(host.scales[i]) && ++scale_mismatches <= 10) {
+        ADD_FAILURE() << "scale " << i << ": host " << host.scales[i] << ", GPU " << gpu;
+      }
+    }
+    EXPECT_EQ(scale_mismatches, 0) << "scales that differ, of " << scale_count;
+
+    int64_t code_mismatches = 0;
+    for (size_t i = 0; i < code_count; ++i) {
+      const uint8_t gpu = gpu_codes[kGuard + i];
+      if (gpu != host.codes[i] && ++code_mismatches <= 10) {
+        const int64_t r = static_cast<int64_t>(i) / s.cols, c = static_cast<int64_t>(i) % s.cols;
+        ADD_FAILURE() << "code (" << r << ", " << c << ") of x = " << x[r * s.ld + c] << ": host "
+                      << int{host.codes[i]} << ", GPU " << int{gpu};
+      }
+    }
+    EXPECT_EQ(code_mismatches, 0) << "codes that differ, of " << code_count;
+
+    for (size_t i = 0; i < kGuard; ++i) {
+      ASSERT_EQ(gpu_codes[i], kGuardByte) << "byte " << kGuard - i << " before the codes was written";
+      ASSERT_EQ(gpu_codes[kGuard + code_count + i], kGuardByte) << "byte " << i << " after the codes was written";
+    }
+    uint32_t guard_float_bits;
+    std::memset(&guard_float_bits, kGuardByte, sizeof(guard_float_bits));
+    for (size_t i = 0; i < kGuard; ++i) {
+      ASSERT_EQ(float_bits(gpu_scales[i]), guard_float_bits)
+          << "float " << kGuard - i << " before the scales was written";
+      ASSERT_EQ(float_bits(gpu_scales[kGuard + scale_count + i]), guard_float_bits)
+          << "float " << i << " after the scales was written";
+    }
+  }
+}
+
+const char* granularity_name(ScaleGranularity g) {
+  switch (g) {
+    case ScaleGranularity::kPerTensor: return "per_tensor";
+    case ScaleGranularity::kPerRow: return "per_row";
+    case ScaleGranularity::kGroup1x128: return "1x128";
+    default: return "128x128";
+  }
+}
+
+// 1 x 1; ragged rows and columns; ld > cols; exact multiples of 128; and
+// 70000 rows, more than the 65535 blocks a grid has in y. Every test runs all
+// of them (one process per format and granularity, not per shape: each process
+// pays for starting the CUDA runtime).
+constexpr Shape kShapes[] = {{1, 1, 1},          {17, 255, 255},    {129, 300, 317}, {256, 384, 384},
+                             {1000, 1008, 1024}, {300, 4097, 4097}, {70000, 3, 5}};
+
+std::string shape_name(const Shape& s) {
+  return std::to_string(s.rows) + "x" + std::to_string(s.cols) + " ld " + std::to_string(s.ld);
+}
+
+struct GpuCase {
+  Fp8Format format;
+  ScaleGranularity granularity;
+};
+
+void PrintTo(const GpuCase& c, std::ostream* os) {
+  *os << fp8_name(c.format) << ", " << granularity_name(c.granularity);
+}
+
+std::string gpu_case_name(const ::testing::TestParamInfo<GpuCase>& info) {
+  return std::string(fp8_name(info.param.format)) + "_" + granularity_name(info.param.granularity);
+}
+
+std::vector<GpuCase> all_gpu_cases() {
+  std::vector<GpuCase> cases;
+  for (Fp8Format f : {Fp8Format::kE4M3, Fp8Format::kE5M2, Fp8Format::kE4M3Fnuz, Fp8Format::kE5M2Fnuz}) {
+    for (ScaleGranularity g : {ScaleGranularity::kPerTensor, ScaleGranularity::kPerRow, ScaleGranularity::kGroup1x128,
+                               ScaleGranularity::kBlock128x128}) {
+      cases.push_back({f, g});
+    }
+  }
+  return cases;
+}
+
+class QuantizeOnGpu : public ::testing::TestWithParam<GpuCase> {
+ protected:
+  void SetUp() override {
+    std::string reason;
+    if (!cuda_device_available(&reason)) GTEST_SKIP() << reason;
+  }
+};
+
+TEST_P(QuantizeOnGpu, CodesAndScalesEqualTheHostBitForBit) {
+  const GpuCase c = GetParam();
+  std::mt19937_64 rng(program_seed() + 1);
+  for (const Shape& shape : kShapes) {
+    SCOPED_TRACE(shape_name(shape));
+    const std::vector<float> x = random_matrix(shape, rng);
+    expect_gpu_equals_host(x, shape, c.format, c.granularity, Fp8Overflow::kSaturate);
+  }
+}
+
+TEST_P(QuantizeOnGpu, InfinitiesGiveTheSameUnitScalesAndOverflowCodesAsTheHost) {
+  const GpuCase c = GetParam();
+  std::mt19937_64 rng(program_seed() + 2);
+  for (const Shape& shape : kShapes) {
+    SCOPED_TRACE(shape_name(shape));
+    std::vector<float> x = random_matrix(shape, rng);
+    // One infinity in the first element and one in the last: the groups that
+    // hold them get s = 1, the others keep their amax.
+    x.front() = kInf;
+    x.back() = -kInf;
+    for (Fp8Overflow overflow : {Fp8Overflow::kSaturate, Fp8Overflow::kNoSaturate}) {
+      SCOPED_TRACE(overflow == Fp8Overflow::kSaturate ? "saturate" : "no saturate");
+      expect_gpu_equals_host(x, shape, c.format, c.granularity, overflow);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCases, QuantizeOnGpu, ::testing::ValuesIn(all_gpu_cases()), gpu_case_name);
+
+// Argument checks happen before anything touches the device: these run
+// without a GPU. The pointers are never dereferenced.
+TEST(QuantizeOnGpuArguments, InvalidShapesAndNullPointersAreRejected) {
+  float x_placeholder = 0.0f;
+  uint8_t codes_placeholder = 0;
+  float scales_placeholder = 0.0f;
+  const float* x = &x_placeholder;
+  uint8_t* codes = &codes_placeholder;
+  float* scales = &scales_placeholder;
+  const Fp8Format f = Fp8Format::kE4M3;
+  const ScaleGranularity g = ScaleGranularity::kPerRow;
+  EXPECT_EQ(quantize_on_gpu(x, 0, 1, 1, f, g, codes, scales).code, StatusCode::kInvalidArgument);
+  EXPECT_EQ(quantize_on_gpu(x, 1, 0, 1, f, g, codes, scales).code, StatusCode::kInvalidArgument);
+  EXPECT_EQ(quantize_on_gpu(x, 2, 4, 3, f, g, codes, scales).code, StatusCode::kInvalidArgument);
+  EXPECT_EQ(quantize_on_gpu(nullptr, 1, 1, 1, f, g, codes, scales).code, StatusCode::kInvalidArgument);
+  EXPECT_EQ(quantize_on_gpu(x, 1, 1, 1, f, g, nullptr, scales).code, StatusCode::kInvalidArgument);
+  EXPECT_EQ(quantize_on_gpu(x, 1, 1, 1, f, g, codes, nullptr).code, StatusCode::kInvalidArgument);
+}
+
+TEST(QuantizeOnGpuArguments, RejectionMessageNamesTheBrokenRule) {
+  float x = 0.0f, scale = 0.0f;
+  uint8_t code = 0;
+  const Status status =
+      quantize_on_gpu(&x, 2, 4, 3, Fp8Format::kE4M3, ScaleGranularity::kPerRow, &code, &scale);
+  EXPECT_NE(status.message.find("ld >= cols"), std::string::npos) << status.message;
+}
+
+}  // namespace
+}  // namespace fp8gemm
