@@ -40,6 +40,10 @@ struct StepInfo {
   std::string title;        ///< One line saying what the step is.
   StepConstraints constraints;  ///< Shapes and types the step accepts.
   StepLauncher launch = nullptr;  ///< The step's launcher; call through run_step().
+  /// True when the step sums on FP8 tensor cores / matrix cores, whose partial
+  /// sums have reduced precision (the tests then use the tensor-core tolerance,
+  /// see docs/tolerances.md); false for FP32 FMA accumulation.
+  bool tensor_cores = false;
 };
 
 /// Adds a step to the registry. Used by FP8GEMM_REGISTER_STEP; returns true.

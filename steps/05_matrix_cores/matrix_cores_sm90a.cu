@@ -288,6 +288,6 @@ FP8GEMM_REGISTER_STEP(kRegisteredMatrixCoresSm90a,
                                                /*formats=*/(1u << static_cast<int>(Fp8Format::kE4M3)) |
                                                    (1u << static_cast<int>(Fp8Format::kE5M2)),
                                                /*mixed_formats=*/true, /*outputs=*/0b11},
-                               &launch_matrix_cores_sm90a});
+                               &launch_matrix_cores_sm90a, /*tensor_cores=*/true});
 
 }  // namespace fp8gemm

@@ -1,0 +1,98 @@
+/// @file device_matrices.h
+/// @brief The matrices of a GPU test on the device: operands whose row
+///        padding would poison any read past K, and an output D inside a
+///        guard band, poisoned with NaN before the launch and checked after.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "common/cuda_check.h"
+#include "common/gemm.h"
+#include "common/quantize.h"
+
+namespace fp8gemm::test_support {
+
+/// The NaN code of a format: 0x7F for e4m3 and e5m2, 0x80 for the FNUZ formats.
+uint8_t fp8_nan_code(Fp8Format format);
+
+/// Copies an operand (rows x cols codes) to the device with `ld` >= cols
+/// bytes between rows. The ld - cols padding bytes of every row hold the
+/// format's NaN code: a kernel that uses a byte past K produces NaN.
+DeviceBuffer<uint8_t> upload_operand(const QuantizedMatrix& q, int64_t ld);
+
+/// Byte written over the guard band around D.
+inline constexpr uint8_t kGuardByte = 0xA5;
+/// Byte written over D before a launch: 0xFFFF and 0xFFFFFFFF are NaN in
+/// BF16 and FP32, so an element the kernel never writes reads as NaN.
+inline constexpr uint8_t kPoisonByte = 0xFF;
+
+/// A host copy of D and its guard band, taken after a launch.
+class OutputSnapshot {
+ public:
+  /// Takes over the bytes of the whole allocation (guard, D, guard).
+  OutputSnapshot(std::vector<uint8_t> bytes, int64_t guard_bytes, int64_t m, int64_t n, int64_t ldd,
+                 OutputType type);
+
+  /// Rows of D.
+  int64_t m() const { return m_; }
+  /// Columns of D.
+  int64_t n() const { return n_; }
+  /// Element type of D.
+  OutputType type() const { return type_; }
+  /// Element (row, col) of D as a float.
+  float value(int64_t row, int64_t col) const;
+  /// The listed rows of D as floats: rows.size() x N, row-major.
+  std::vector<float> rows(const std::vector<int64_t>& rows) const;
+
+  /// Every byte outside D (before it, after it, and between N and ldd in each
+  /// row) still holds kGuardByte; otherwise names the first changed element.
+  ::testing::AssertionResult guard_untouched() const;
+  /// Every element of D is finite: the poison was overwritten everywhere.
+  ::testing::AssertionResult every_element_written() const;
+  /// Every element of D still holds the poison: nothing was written.
+  ::testing::AssertionResult nothing_written() const;
+
+ private:
+  // Offset in elements from D[0, 0] of the element holding byte `byte` of the allocation.
+  int64_t element_offset(int64_t byte) const;
+
+  std::vector<uint8_t> bytes_;
+  int64_t guard_bytes_;
+  int64_t m_, n_, ldd_;
+  OutputType type_;
+};
+
+/// D (M x N, leading dimension ldd) on the device inside a guard band of at
+/// least kGuardRows rows (and 64 KiB) before and after it; the ldd - N
+/// elements at the end of each row belong to the guard too.
+class GuardedOutput {
+ public:
+  /// Rows of guard before and after D, at least.
+  static constexpr int64_t kGuardRows = 4;
+
+  /// Allocates D and its guard band; call poison() before each launch.
+  GuardedOutput(int64_t m, int64_t n, int64_t ldd, OutputType type);
+
+  /// Device pointer to D[0, 0]; 256-byte aligned.
+  void* d() const { return buffer_.get() + guard_bytes_; }
+  /// Leading dimension of D in elements.
+  int64_t ldd() const { return ldd_; }
+  /// Element type of D.
+  OutputType type() const { return type_; }
+
+  /// Fills the guard band with kGuardByte and D with kPoisonByte (NaN).
+  void poison(cudaStream_t stream);
+  /// Waits for `stream` and copies D and its guard band to the host.
+  OutputSnapshot download(cudaStream_t stream) const;
+
+ private:
+  int64_t m_, n_, ldd_;
+  OutputType type_;
+  int64_t guard_bytes_;  // before D and after it
+  DeviceBuffer<uint8_t> buffer_;
+};
+
+}  // namespace fp8gemm::test_support

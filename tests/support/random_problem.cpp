@@ -1,0 +1,190 @@
+#include "support/random_problem.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+#include <tuple>
+
+namespace fp8gemm::test_support {
+
+namespace {
+
+uint64_t choose_run_seed() {
+  uint64_t seed = 0;
+  if (const char* text = std::getenv("FP8GEMM_TEST_SEED"); text != nullptr && *text != '\0') {
+    seed = std::strtoull(text, nullptr, 0);
+    std::printf("[   SEED   ] FP8GEMM_TEST_SEED=%llu (from the environment)\n",
+                static_cast<unsigned long long>(seed));
+  } else {
+    std::random_device device;
+    seed = (static_cast<uint64_t>(device()) << 32) ^ device();
+    std::printf("[   SEED   ] FP8GEMM_TEST_SEED=%llu (set it to replay this run's inputs)\n",
+                static_cast<unsigned long long>(seed));
+  }
+  std::fflush(stdout);
+  return seed;
+}
+
+// Runs body(begin, end) over [0, count) split into one contiguous chunk per
+// hardware thread.
+template <typename Body>
+void parallel_for(int64_t count, Body body) {
+  const int64_t threads =
+      std::max<int64_t>(1, std::min<int64_t>(std::thread::hardware_concurrency(), count / 65536 + 1));
+  const int64_t chunk = (count + threads - 1) / threads;
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < threads; ++t) {
+    const int64_t begin = t * chunk;
+    pool.emplace_back([=]() { body(begin, std::min(count, begin + chunk)); });
+  }
+  body(0, std::min(count, chunk));
+  for (std::thread& t : pool) t.join();
+}
+
+// One N(0, 1) sample that depends only on (seed, index): Box-Muller on the
+// two 32-bit halves of a hash of the pair.
+float normal_sample(uint64_t seed, uint64_t index) {
+  const uint64_t bits = mix_seed(seed, index);
+  const double u1 = (static_cast<double>(bits >> 32) + 0.5) * 0x1p-32;  // in (0, 1): log is finite
+  const double u2 = static_cast<double>(bits & 0xFFFFFFFFu) * 0x1p-32;
+  constexpr double kTwoPi = 6.283185307179586;
+  return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2));
+}
+
+// Operands are cached by role ('A' or 'B'), rows, K and format.
+using OperandKey = std::tuple<char, int64_t, int64_t, int>;
+using ShapeKey = std::tuple<int64_t, int64_t, int64_t, int, int>;
+
+std::shared_ptr<const QuantizedMatrix> cached_operand(char role, int64_t rows, int64_t cols, Fp8Format format) {
+  static std::mutex mutex;
+  static std::map<OperandKey, std::shared_ptr<const QuantizedMatrix>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  const OperandKey key{role, rows, cols, static_cast<int>(format)};
+  auto& slot = cache[key];
+  if (slot == nullptr) {
+    uint64_t seed = mix_seed(run_seed(), static_cast<uint64_t>(role));
+    seed = mix_seed(mix_seed(mix_seed(seed, static_cast<uint64_t>(rows)), static_cast<uint64_t>(cols)),
+                    static_cast<uint64_t>(format));
+    slot = std::make_shared<const QuantizedMatrix>(random_fp8_matrix(rows, cols, format, seed));
+  }
+  return slot;
+}
+
+}  // namespace
+
+uint64_t run_seed() {
+  static const uint64_t seed = choose_run_seed();
+  return seed;
+}
+
+void record_run_seed() { ::testing::Test::RecordProperty("seed", std::to_string(run_seed())); }
+
+uint64_t mix_seed(uint64_t seed, uint64_t value) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (value + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+std::vector<float> random_normal_matrix(int64_t rows, int64_t cols, uint64_t seed) {
+  std::vector<float> x(static_cast<size_t>(rows * cols));
+  parallel_for(rows * cols, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) x[static_cast<size_t>(i)] = normal_sample(seed, static_cast<uint64_t>(i));
+  });
+  return x;
+}
+
+QuantizedMatrix random_fp8_matrix(int64_t rows, int64_t cols, Fp8Format format, uint64_t seed) {
+  const std::vector<float> x = random_normal_matrix(rows, cols, seed);
+  return quantize(x.data(), rows, cols, cols, format, ScaleGranularity::kPerTensor);
+}
+
+std::vector<double> dequantize_rows(const QuantizedMatrix& q, const std::vector<int64_t>& rows) {
+  std::vector<double> values(rows.size() * static_cast<size_t>(q.cols));
+  parallel_for(static_cast<int64_t>(rows.size()), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t row = rows[static_cast<size_t>(i)];
+      for (int64_t c = 0; c < q.cols; ++c) {
+        const float scale = q.scales[static_cast<size_t>(scale_index(row, c, q.rows, q.cols, q.granularity))];
+        const uint8_t code = q.codes[static_cast<size_t>(row * q.cols + c)];
+        // At most 4 significant bits times 24: exact in double.
+        values[static_cast<size_t>(i * q.cols + c)] =
+            static_cast<double>(fp8_to_float(code, q.format)) * static_cast<double>(scale);
+      }
+    }
+  });
+  return values;
+}
+
+std::vector<int64_t> rows_to_check(int64_t m, int64_t max_rows, uint64_t seed) {
+  std::vector<int64_t> rows;
+  if (m <= max_rows) {
+    for (int64_t i = 0; i < m; ++i) rows.push_back(i);
+    return rows;
+  }
+  // The edges are where a ragged M goes wrong; the rest are a random sample.
+  std::set<int64_t> chosen{0, m - 1};
+  std::mt19937_64 engine(seed);
+  std::uniform_int_distribution<int64_t> any_row(1, m - 2);
+  while (static_cast<int64_t>(chosen.size()) < max_rows) chosen.insert(any_row(engine));
+  return std::vector<int64_t>(chosen.begin(), chosen.end());
+}
+
+std::string describe(const ProblemShape& shape) {
+  return std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" + std::to_string(shape.k) + " " +
+         fp8_name(shape.a_format) + " x " + fp8_name(shape.b_format);
+}
+
+std::shared_ptr<const ReferencedProblem> referenced_problem(const ProblemShape& shape) {
+  static std::mutex mutex;
+  static std::map<ShapeKey, std::shared_ptr<const ReferencedProblem>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  const ShapeKey key{shape.m, shape.n, shape.k, static_cast<int>(shape.a_format), static_cast<int>(shape.b_format)};
+  auto& slot = cache[key];
+  if (slot != nullptr) return slot;
+
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  auto problem = std::make_shared<ReferencedProblem>();
+  problem->shape = shape;
+  problem->a = cached_operand('A', shape.m, shape.k, shape.a_format);
+  problem->b = cached_operand('B', shape.n, shape.k, shape.b_format);
+  const Clock::time_point inputs_made = Clock::now();
+
+  const double multiply_adds =
+      static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
+  const bool every_row = multiply_adds <= static_cast<double>(kFullReferenceLimit);
+  uint64_t rows_seed = run_seed();
+  for (int64_t value : {shape.m, shape.n, shape.k, int64_t{static_cast<int>(shape.a_format)},
+                        int64_t{static_cast<int>(shape.b_format)}}) {
+    rows_seed = mix_seed(rows_seed, static_cast<uint64_t>(value));
+  }
+  const std::vector<int64_t> rows = rows_to_check(shape.m, every_row ? shape.m : kCheckedRows, rows_seed);
+
+  // Only the checked rows of A are dequantized; B is needed whole.
+  std::vector<int64_t> all_b_rows(static_cast<size_t>(shape.n));
+  for (int64_t i = 0; i < shape.n; ++i) all_b_rows[static_cast<size_t>(i)] = i;
+  const std::vector<double> a_rows = dequantize_rows(*problem->a, rows);
+  const std::vector<double> b_values = dequantize_rows(*problem->b, all_b_rows);
+  problem->reference =
+      reference_gemm(a_rows.data(), b_values.data(), static_cast<int64_t>(rows.size()), shape.n, shape.k);
+  problem->reference.rows = rows;  // row i of the compact product is row rows[i] of D
+  const std::chrono::duration<double> input_seconds = inputs_made - start;
+  const std::chrono::duration<double> reference_seconds = Clock::now() - inputs_made;
+  std::printf("[ PROBLEM  ] %s: inputs %.2f s, reference %.2f s on %zu of %lld rows\n", describe(shape).c_str(),
+              input_seconds.count(), reference_seconds.count(), rows.size(), static_cast<long long>(shape.m));
+  std::fflush(stdout);
+  slot = problem;
+  return slot;
+}
+
+}  // namespace fp8gemm::test_support

@@ -1,0 +1,81 @@
+/// @file random_problem.h
+/// @brief Random FP8 GEMM problems for the GPU tests, each with its FP64
+///        reference, made once per shape and shared by every step.
+///
+/// Inputs are fresh in every run: the run's seed comes from
+/// std::random_device (or from FP8GEMM_TEST_SEED, to replay a failure) and is
+/// printed, and every operand's own seed is derived from it and the operand's
+/// shape. The same run seed therefore gives the same inputs to every step.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/fp8.h"
+#include "common/quantize.h"
+#include "common/reference.h"
+
+namespace fp8gemm::test_support {
+
+/// The seed of this run: FP8GEMM_TEST_SEED if set, else drawn from
+/// std::random_device. Chosen and printed on the first call.
+uint64_t run_seed();
+
+/// Adds the run seed to the current test's record (gtest RecordProperty), so
+/// that it appears in the XML/JSON report next to the test.
+void record_run_seed();
+
+/// A well-mixed 64-bit value from a seed and one more value (SplitMix64).
+uint64_t mix_seed(uint64_t seed, uint64_t value);
+
+/// A rows x cols row-major matrix of N(0, 1) floats, a pure function of
+/// `seed` (the same whatever the number of threads that fill it).
+std::vector<float> random_normal_matrix(int64_t rows, int64_t cols, uint64_t seed);
+
+/// A rows x cols FP8 operand: random_normal_matrix quantized per tensor.
+QuantizedMatrix random_fp8_matrix(int64_t rows, int64_t cols, Fp8Format format, uint64_t seed);
+
+/// The listed rows of a quantized matrix, dequantized exactly to doubles:
+/// rows.size() x cols, row-major.
+std::vector<double> dequantize_rows(const QuantizedMatrix& q, const std::vector<int64_t>& rows);
+
+/// The rows of D a test compares with the reference: all of them when
+/// M <= max_rows, else the first, the last and max_rows - 2 others drawn at
+/// random without repeats, in increasing order.
+std::vector<int64_t> rows_to_check(int64_t m, int64_t max_rows, uint64_t seed);
+
+/// Shape and operand formats of one GEMM problem.
+struct ProblemShape {
+  int64_t m = 1;                          ///< Rows of A and D.
+  int64_t n = 1;                          ///< Rows of B, columns of D.
+  int64_t k = 1;                          ///< Reduction length.
+  Fp8Format a_format = Fp8Format::kE4M3;  ///< Format of A.
+  Fp8Format b_format = Fp8Format::kE4M3;  ///< Format of B.
+};
+
+/// "4097x17x255 e4m3 x e5m2": the shape and formats, for messages.
+std::string describe(const ProblemShape& shape);
+
+/// A random problem and its reference on the rows a test checks.
+struct ReferencedProblem {
+  ProblemShape shape;                    ///< What was generated.
+  std::shared_ptr<const QuantizedMatrix> a;  ///< A: M x K codes (ld = K) and its per-tensor scale.
+  std::shared_ptr<const QuantizedMatrix> b;  ///< B: N x K codes (ld = K) and its per-tensor scale.
+  ReferenceProduct reference;            ///< R and S of the rows listed in reference.rows.
+};
+
+/// Largest M * N * K whose reference is computed on every row; larger
+/// problems are checked on kCheckedRows rows.
+inline constexpr int64_t kFullReferenceLimit = int64_t{1} << 33;
+/// Rows checked against the reference in a large problem.
+inline constexpr int64_t kCheckedRows = 256;
+
+/// The problem of this shape for this run: made (operands, reference) on
+/// the first call and cached, so that every step and output type of a shape
+/// is checked on the same inputs. Operands are also shared between shapes
+/// with the same (M, K, format) for A or (N, K, format) for B.
+std::shared_ptr<const ReferencedProblem> referenced_problem(const ProblemShape& shape);
+
+}  // namespace fp8gemm::test_support

@@ -1,0 +1,363 @@
+// The GEMM API contract (common/gemm.h) and the step registry
+// (common/registry.h): every invalid argument and every unsupported case is
+// an error status whose message names the rule, returned before any launch.
+// Nothing here touches a GPU: the pointers are dummies that are never read.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "common/gemm.h"
+#include "common/registry.h"
+
+namespace fp8gemm {
+namespace {
+
+// Non-null, 4096-byte aligned, never dereferenced.
+const uint8_t* const kDummyA = reinterpret_cast<const uint8_t*>(uintptr_t{0x10000});
+const uint8_t* const kDummyB = reinterpret_cast<const uint8_t*>(uintptr_t{0x20000});
+void* const kDummyD = reinterpret_cast<void*>(uintptr_t{0x30000});
+
+// A valid call: 64 x 32 x 64, tight leading dimensions.
+GemmArgs valid_args() {
+  GemmArgs args;
+  args.m = 64;
+  args.n = 32;
+  args.k = 64;
+  args.a = kDummyA;
+  args.lda = 64;
+  args.b = kDummyB;
+  args.ldb = 64;
+  args.d = kDummyD;
+  args.ldd = 32;
+  return args;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A step whose launcher only counts its calls, to see whether run_step got
+// as far as launching.
+int g_launches = 0;
+Status count_launch(const GemmArgs&) {
+  ++g_launches;
+  return Status::success();
+}
+Status fail_launch(const GemmArgs&) { return Status::error(StatusCode::kRuntimeError, "99_fake: launch failed"); }
+
+StepInfo fake_step(const StepConstraints& constraints = {}, StepLauncher launch = &count_launch) {
+  return StepInfo{99, "99_fake", "counts its launches", constraints, launch};
+}
+
+uint32_t format_bit(Fp8Format f) { return 1u << static_cast<int>(f); }
+
+// -----------------------------------------------------------------------------
+// Every broken rule of validate_gemm_args
+// -----------------------------------------------------------------------------
+
+struct BrokenRule {
+  std::string name;                    // the test name's suffix
+  void (*apply)(GemmArgs& args);       // breaks one rule of valid_args()
+  std::vector<std::string> mentions;   // what the message must say
+};
+
+// What gtest prints for a parameter: its name.
+void PrintTo(const BrokenRule& rule, std::ostream* out) { *out << rule.name; }
+
+constexpr int64_t kTwoTo32 = int64_t{1} << 32;
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
+
+const std::vector<BrokenRule>& broken_rules() {
+  static const std::vector<BrokenRule> rules = {
+      {"NullA", [](GemmArgs& g) { g.a = nullptr; }, {"A must not be a null pointer"}},
+      {"NullB", [](GemmArgs& g) { g.b = nullptr; }, {"B must not be a null pointer"}},
+      {"NullD", [](GemmArgs& g) { g.d = nullptr; }, {"D must not be a null pointer"}},
+      {"ZeroM", [](GemmArgs& g) { g.m = 0; }, {"M, N and K must be >= 1", "M = 0"}},
+      {"NegativeM", [](GemmArgs& g) { g.m = -3; }, {"M, N and K must be >= 1", "M = -3"}},
+      {"ZeroN", [](GemmArgs& g) { g.n = 0; }, {"M, N and K must be >= 1", "N = 0"}},
+      {"NegativeN", [](GemmArgs& g) { g.n = -1; }, {"M, N and K must be >= 1", "N = -1"}},
+      {"ZeroK", [](GemmArgs& g) { g.k = 0; }, {"M, N and K must be >= 1", "K = 0"}},
+      {"NegativeK", [](GemmArgs& g) { g.k = -64; }, {"M, N and K must be >= 1", "K = -64"}},
+      {"LdaBelowK", [](GemmArgs& g) { g.lda = 63; }, {"lda >= K", "lda = 63"}},
+      {"LdbBelowK", [](GemmArgs& g) { g.ldb = 0; }, {"ldb >= K", "ldb = 0"}},
+      {"LddBelowN", [](GemmArgs& g) { g.ldd = 31; }, {"ldd >= N", "ldd = 31"}},
+      {"NanAScale", [](GemmArgs& g) { g.a_scale = kNaN; }, {"a_scale and b_scale must be finite"}},
+      {"InfiniteBScale", [](GemmArgs& g) { g.b_scale = kInfinity; }, {"a_scale and b_scale must be finite"}},
+      {"NegativeInfiniteAScale", [](GemmArgs& g) { g.a_scale = -kInfinity; },
+       {"a_scale and b_scale must be finite"}},
+      {"UnknownAFormat", [](GemmArgs& g) { g.a_format = static_cast<Fp8Format>(4); }, {"a_format and b_format"}},
+      {"UnknownBFormat", [](GemmArgs& g) { g.b_format = static_cast<Fp8Format>(255); }, {"a_format and b_format"}},
+      {"UnknownOutputType", [](GemmArgs& g) { g.d_type = static_cast<OutputType>(2); },
+       {"d_type must be bf16 or fp32"}},
+      {"ExtentOfAOverflows",
+       [](GemmArgs& g) {
+         g.m = kTwoTo32;
+         g.lda = kTwoTo32;
+       },
+       {"overflows a 64-bit offset"}},
+      {"ExtentOfBOverflows",
+       [](GemmArgs& g) {
+         g.n = kTwoTo32;
+         g.ldb = kTwoTo32;
+         g.ldd = kTwoTo32;
+       },
+       {"overflows a 64-bit offset"}},
+      {"ExtentOfDOverflows",
+       [](GemmArgs& g) {
+         g.m = kTwoTo32;
+         g.ldd = kTwoTo32;
+       },
+       {"overflows a 64-bit offset"}},
+  };
+  return rules;
+}
+
+class BrokenRuleTest : public ::testing::TestWithParam<BrokenRule> {
+ protected:
+  GemmArgs broken_args() const {
+    GemmArgs args = valid_args();
+    GetParam().apply(args);
+    return args;
+  }
+  void expect_message_names_the_rule(const Status& status) const {
+    EXPECT_EQ(status.code, StatusCode::kInvalidArgument) << status.message;
+    for (const std::string& part : GetParam().mentions) {
+      EXPECT_TRUE(contains(status.message, part)) << "message \"" << status.message << "\" should say \"" << part
+                                                  << "\"";
+    }
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(EveryRule, BrokenRuleTest, ::testing::ValuesIn(broken_rules()),
+                         [](const ::testing::TestParamInfo<BrokenRule>& info) { return info.param.name; });
+
+TEST_P(BrokenRuleTest, ValidateGemmArgsReturnsInvalidArgumentNamingTheRule) {
+  expect_message_names_the_rule(validate_gemm_args(broken_args()));
+}
+
+TEST_P(BrokenRuleTest, RunStepReturnsTheSameErrorWithoutLaunching) {
+  g_launches = 0;
+  const Status status = run_step(fake_step(), broken_args());
+  expect_message_names_the_rule(status);
+  EXPECT_EQ(status.message, validate_gemm_args(broken_args()).message);
+  EXPECT_EQ(g_launches, 0);
+}
+
+TEST_P(BrokenRuleTest, EveryRegisteredStepRejectsIt) {
+  for (const StepInfo& step : registered_steps()) {
+    SCOPED_TRACE(step.folder);
+    expect_message_names_the_rule(run_step(step, broken_args()));
+  }
+}
+
+TEST(ValidateGemmArgs, AcceptsAValidCall) {
+  const Status status = validate_gemm_args(valid_args());
+  EXPECT_TRUE(status.ok()) << status.message;
+  EXPECT_TRUE(status.message.empty());
+}
+
+TEST(ValidateGemmArgs, AcceptsLeadingDimensionsLargerThanRequired) {
+  GemmArgs args = valid_args();
+  args.lda = 80;
+  args.ldb = 1000;
+  args.ldd = 33;
+  EXPECT_TRUE(validate_gemm_args(args).ok());
+}
+
+TEST(ValidateGemmArgs, AcceptsOneByOneByOne) {
+  GemmArgs args = valid_args();
+  args.m = args.n = args.k = args.lda = args.ldb = args.ldd = 1;
+  EXPECT_TRUE(validate_gemm_args(args).ok());
+}
+
+// -----------------------------------------------------------------------------
+// check_step_constraints: each constraint, when broken, is named
+// -----------------------------------------------------------------------------
+
+// The status of a fake step with `constraints` on valid_args() changed by `change`.
+template <typename Change>
+Status check_fake(const StepConstraints& constraints, Change change) {
+  GemmArgs args = valid_args();
+  change(args);
+  return check_step_constraints(fake_step(constraints), args);
+}
+
+void expect_not_supported_naming(const Status& status, const std::string& part) {
+  EXPECT_EQ(status.code, StatusCode::kNotSupported) << status.message;
+  EXPECT_TRUE(contains(status.message, "99_fake: ")) << "message should name the step: " << status.message;
+  EXPECT_TRUE(contains(status.message, part)) << "message \"" << status.message << "\" should say \"" << part << "\"";
+}
+
+TEST(CheckStepConstraints, AcceptsWhatTheDefaultConstraintsAllow) {
+  EXPECT_TRUE(check_step_constraints(fake_step(), valid_args()).ok());
+}
+
+TEST(CheckStepConstraints, MMultipleRejectsOtherM) {
+  StepConstraints c;
+  c.m_multiple = 128;
+  expect_not_supported_naming(check_fake(c, [](GemmArgs& g) { g.m = 200; }), "M % 128 == 0 required, got M = 200");
+}
+
+TEST(CheckStepConstraints, NMultipleRejectsOtherN) {
+  StepConstraints c;
+  c.n_multiple = 64;
+  expect_not_supported_naming(check_fake(c, [](GemmArgs& g) { g.n = g.ldd = 17; }), "N % 64 == 0 required, got N = 17");
+}
+
+TEST(CheckStepConstraints, KMultipleRejectsRaggedK) {
+  StepConstraints c;
+  c.k_multiple = 16;
+  expect_not_supported_naming(check_fake(c, [](GemmArgs& g) { g.k = g.lda = g.ldb = 1004; }),
+                              "K % 16 == 0 required, got K = 1004");
+}
+
+TEST(CheckStepConstraints, AlignmentRejectsAMisalignedPointer) {
+  StepConstraints c;
+  c.operand_alignment_bytes = 16;
+  expect_not_supported_naming(check_fake(c, [](GemmArgs& g) { g.b = kDummyB + 1; }), "16-byte boundaries");
+}
+
+TEST(CheckStepConstraints, AlignmentRejectsAnLdaThatIsNotAMultiple) {
+  StepConstraints c;
+  c.operand_alignment_bytes = 16;
+  expect_not_supported_naming(check_fake(c, [](GemmArgs& g) { g.lda = 72; }), "lda = 72");
+}
+
+TEST(CheckStepConstraints, AlignmentRejectsRowsOfDThatAreNotAligned) {
+  StepConstraints c;
+  c.operand_alignment_bytes = 16;
+  // 36 BF16 elements = 72 bytes: not a multiple of 16 (36 FP32 = 144 would be).
+  expect_not_supported_naming(check_fake(c, [](GemmArgs& g) { g.ldd = 36; }), "ldd * 2 a multiple of 16");
+  EXPECT_TRUE(check_fake(c, [](GemmArgs& g) {
+                g.ldd = 36;
+                g.d_type = OutputType::kFP32;
+              }).ok());
+}
+
+TEST(CheckStepConstraints, FormatSubsetRejectsAnotherFormat) {
+  StepConstraints c;
+  c.formats = format_bit(Fp8Format::kE4M3);
+  expect_not_supported_naming(check_fake(c, [](GemmArgs& g) { g.b_format = Fp8Format::kE5M2; }),
+                              "FP8 format e5m2 not supported");
+  expect_not_supported_naming(check_fake(c, [](GemmArgs& g) { g.a_format = Fp8Format::kE4M3Fnuz; }),
+                              "FP8 format e4m3fnuz not supported");
+}
+
+TEST(CheckStepConstraints, SameFormatRuleRejectsMixedFormats) {
+  StepConstraints c;
+  c.mixed_formats = false;
+  expect_not_supported_naming(check_fake(c, [](GemmArgs& g) { g.b_format = Fp8Format::kE5M2; }),
+                              "A and B must have the same FP8 format, got e4m3 and e5m2");
+}
+
+TEST(CheckStepConstraints, Bf16OnlyRejectsFp32Output) {
+  StepConstraints c;
+  c.outputs = 1u << static_cast<int>(OutputType::kBF16);
+  expect_not_supported_naming(check_fake(c, [](GemmArgs& g) { g.d_type = OutputType::kFP32; }),
+                              "output type fp32 not supported");
+}
+
+TEST(CheckStepConstraints, AcceptsACallThatMeetsEveryConstraint) {
+  const StepConstraints c{128, 64, 16, 16, format_bit(Fp8Format::kE4M3), false, 0b01};
+  const Status status = check_fake(c, [](GemmArgs& g) {
+    g.m = 256;
+    g.n = g.ldd = 128;
+    g.k = g.lda = g.ldb = 512;
+  });
+  EXPECT_TRUE(status.ok()) << status.message;
+}
+
+// -----------------------------------------------------------------------------
+// run_step: validation, then constraints, then the launcher
+// -----------------------------------------------------------------------------
+
+TEST(RunStep, ReturnsNotSupportedWithoutLaunchingWhenAConstraintFails) {
+  StepConstraints c;
+  c.k_multiple = 128;
+  g_launches = 0;
+  const Status status = run_step(fake_step(c), valid_args());
+  EXPECT_EQ(status.code, StatusCode::kNotSupported);
+  EXPECT_TRUE(contains(status.message, "K % 128 == 0")) << status.message;
+  EXPECT_EQ(g_launches, 0);
+}
+
+TEST(RunStep, ReportsInvalidArgumentsBeforeUnsupportedOnes) {
+  StepConstraints c;
+  c.k_multiple = 128;
+  GemmArgs args = valid_args();
+  args.a = nullptr;
+  EXPECT_EQ(run_step(fake_step(c), args).code, StatusCode::kInvalidArgument);
+}
+
+TEST(RunStep, LaunchesOnceWhenEverythingHolds) {
+  g_launches = 0;
+  EXPECT_TRUE(run_step(fake_step(), valid_args()).ok());
+  EXPECT_EQ(g_launches, 1);
+}
+
+TEST(RunStep, ReturnsTheLaunchersStatus) {
+  const Status status = run_step(fake_step({}, &fail_launch), valid_args());
+  EXPECT_EQ(status.code, StatusCode::kRuntimeError);
+  EXPECT_EQ(status.message, "99_fake: launch failed");
+}
+
+// -----------------------------------------------------------------------------
+// The registry
+// -----------------------------------------------------------------------------
+
+TEST(Registry, FindsStepOneByNumberPaddedNumberAndFolder) {
+  const StepInfo* by_number = find_step("1");
+  ASSERT_NE(by_number, nullptr);
+  EXPECT_EQ(by_number->folder, "01_naive");
+  EXPECT_EQ(find_step("01"), by_number);
+  EXPECT_EQ(find_step("01_naive"), by_number);
+}
+
+TEST(Registry, FindsNothingForUnknownKeys) {
+  EXPECT_EQ(find_step(""), nullptr);
+  EXPECT_EQ(find_step("99"), nullptr);
+  EXPECT_EQ(find_step("naive"), nullptr);
+  EXPECT_EQ(find_step("1x"), nullptr);
+}
+
+TEST(Registry, ListsStepsInIncreasingOrderOfNumber) {
+  const std::vector<StepInfo>& steps = registered_steps();
+  ASSERT_FALSE(steps.empty());
+  for (size_t i = 1; i < steps.size(); ++i) {
+    EXPECT_LT(steps[i - 1].number, steps[i].number) << steps[i - 1].folder << " before " << steps[i].folder;
+  }
+}
+
+TEST(Registry, EveryStepHasAFolderNamedAfterItsNumberATitleAndALauncher) {
+  for (const StepInfo& step : registered_steps()) {
+    const std::string prefix = (step.number < 10 ? "0" : "") + std::to_string(step.number) + "_";
+    EXPECT_EQ(step.folder.rfind(prefix, 0), 0u) << step.folder << " should start with " << prefix;
+    EXPECT_FALSE(step.title.empty()) << step.folder;
+    EXPECT_NE(step.launch, nullptr) << step.folder;
+    EXPECT_EQ(find_step(step.folder), &step);
+  }
+}
+
+TEST(DescribeConstraints, DefaultConstraintsListEveryFormatAndOutput) {
+  EXPECT_EQ(describe_constraints(StepConstraints{}), "formats e4m3, e5m2, e4m3fnuz, e5m2fnuz; output bf16, fp32");
+}
+
+TEST(DescribeConstraints, NamesEveryConstraintThatIsSet) {
+  const StepConstraints c{64, 128, 16, 16, format_bit(Fp8Format::kE4M3) | format_bit(Fp8Format::kE5M2), false, 0b01};
+  EXPECT_EQ(describe_constraints(c),
+            "M % 64 == 0; N % 128 == 0; K % 16 == 0; 16-byte aligned rows; formats e4m3, e5m2; "
+            "A and B in the same format; output bf16");
+}
+
+TEST(StatusCodeName, NamesEveryCode) {
+  EXPECT_STREQ(status_code_name(StatusCode::kOk), "ok");
+  EXPECT_STREQ(status_code_name(StatusCode::kInvalidArgument), "invalid argument");
+  EXPECT_STREQ(status_code_name(StatusCode::kNotSupported), "not supported");
+  EXPECT_STREQ(status_code_name(StatusCode::kRuntimeError), "runtime error");
+}
+
+}  // namespace
+}  // namespace fp8gemm

@@ -1,0 +1,480 @@
+// The correctness oracle (common/reference.h): the FP64 reference GEMM, the
+// error metrics and the tolerance policy. Every GPU test trusts them, so they
+// are checked here against the plainest code that could compute the same.
+#include "common/reference.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <ostream>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/fp8.h"
+#include "common/output.h"
+#include "common/quantize.h"
+
+namespace fp8gemm {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// -----------------------------------------------------------------------------
+// Helpers
+// -----------------------------------------------------------------------------
+
+// R and S straight from their definitions.
+struct TripleLoop {
+  std::vector<double> r, s;
+};
+
+TripleLoop triple_loop(const std::vector<double>& a, const std::vector<double>& b, int64_t m, int64_t n, int64_t k) {
+  TripleLoop out{std::vector<double>(m * n), std::vector<double>(m * n)};
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double r = 0.0, s = 0.0;
+      for (int64_t p = 0; p < k; ++p) {
+        r += a[i * k + p] * b[j * k + p];
+        s += std::fabs(a[i * k + p] * b[j * k + p]);
+      }
+      out.r[i * n + j] = r;
+      out.s[i * n + j] = s;
+    }
+  }
+  return out;
+}
+
+std::vector<double> uniform_values(int64_t count, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  std::vector<double> v(count);
+  for (double& x : v) x = value(engine);
+  return v;
+}
+
+std::vector<double> small_integers(int64_t count, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::uniform_int_distribution<int> value(-8, 8);
+  std::vector<double> v(count);
+  for (double& x : v) x = value(engine);
+  return v;
+}
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+void PrintTo(const Shape& s, std::ostream* out) { *out << s.m << "x" << s.n << "x" << s.k; }
+
+std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
+  return std::to_string(info.param.m) + "x" + std::to_string(info.param.n) + "x" + std::to_string(info.param.k);
+}
+
+// -----------------------------------------------------------------------------
+// The reference GEMM against the triple loop
+// -----------------------------------------------------------------------------
+
+// Shapes smaller than a tile, exactly a tile, and ragged across tile edges.
+const Shape kSmallShapes[] = {{1, 1, 1},    {3, 5, 7},   {17, 255, 33}, {130, 70, 257},
+                              {16, 64, 128}, {33, 129, 1}, {1, 300, 5},   {65, 1, 200}};
+
+class ReferenceShapeTest : public ::testing::TestWithParam<Shape> {};
+
+INSTANTIATE_TEST_SUITE_P(SmallAndRagged, ReferenceShapeTest, ::testing::ValuesIn(kSmallShapes), shape_name);
+
+TEST_P(ReferenceShapeTest, ValueAndAbsSumMatchTheTripleLoop) {
+  const auto [m, n, k] = GetParam();
+  const std::vector<double> a = uniform_values(m * k, 1), b = uniform_values(n * k, 2);
+  const ReferenceProduct ref = reference_gemm(a.data(), b.data(), m, n, k);
+  const TripleLoop expected = triple_loop(a, b, m, n, k);
+  // Both sum in FP64, in different orders: each is within K * 2^-53 * S.
+  const double relative = 2.0 * static_cast<double>(k) * 0x1p-53;
+  ASSERT_EQ(ref.value.size(), static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m * n; ++i) {
+    ASSERT_NEAR(ref.value[i], expected.r[i], relative * expected.s[i]) << "element " << i;
+    ASSERT_NEAR(ref.abs_sum[i], expected.s[i], relative * expected.s[i]) << "element " << i;
+  }
+}
+
+TEST_P(ReferenceShapeTest, IntegerInputsGiveTheExactProduct) {
+  const auto [m, n, k] = GetParam();
+  const std::vector<double> a = small_integers(m * k, 3), b = small_integers(n * k, 4);
+  const ReferenceProduct ref = reference_gemm(a.data(), b.data(), m, n, k);
+  const TripleLoop expected = triple_loop(a, b, m, n, k);
+  EXPECT_EQ(ref.value, expected.r);
+  EXPECT_EQ(ref.abs_sum, expected.s);
+}
+
+TEST(ReferenceGemm, AbsSumAddsTheMagnitudesOfTheProducts) {
+  // R = 1*3 + (-2)*4 = -5, S = |1*3| + |-2*4| = 11.
+  const std::vector<double> a = {1.0, -2.0}, b = {3.0, 4.0};
+  const ReferenceProduct ref = reference_gemm(a.data(), b.data(), 1, 1, 2);
+  EXPECT_EQ(ref.r(0, 0), -5.0);
+  EXPECT_EQ(ref.s(0, 0), 11.0);
+}
+
+TEST(ReferenceGemm, HoldsEveryRowInOrder) {
+  const std::vector<double> a = uniform_values(5 * 3, 5), b = uniform_values(2 * 3, 6);
+  const ReferenceProduct ref = reference_gemm(a.data(), b.data(), 5, 2, 3);
+  EXPECT_EQ(ref.n, 2);
+  EXPECT_EQ(ref.rows, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+}
+
+TEST(ReferenceGemm, ResultDoesNotDependOnTheThreadCount) {
+  const int64_t m = 130, n = 70, k = 257;
+  const std::vector<double> a = uniform_values(m * k, 7), b = uniform_values(n * k, 8);
+  const ReferenceProduct one = reference_gemm(a.data(), b.data(), m, n, k, 1);
+  const ReferenceProduct three = reference_gemm(a.data(), b.data(), m, n, k, 3);
+  const ReferenceProduct all = reference_gemm(a.data(), b.data(), m, n, k, 0);
+  EXPECT_EQ(one.value, three.value);
+  EXPECT_EQ(one.abs_sum, three.abs_sum);
+  EXPECT_EQ(one.value, all.value);
+}
+
+TEST(ReferenceGemm, RejectsShapesBelowOne) {
+  const std::vector<double> a(4, 1.0), b(4, 1.0);
+  EXPECT_THROW(reference_gemm(a.data(), b.data(), 0, 1, 1), std::invalid_argument);
+  EXPECT_THROW(reference_gemm(a.data(), b.data(), 1, -1, 1), std::invalid_argument);
+  EXPECT_THROW(reference_gemm(a.data(), b.data(), 1, 1, 0), std::invalid_argument);
+}
+
+// -----------------------------------------------------------------------------
+// Subset of rows
+// -----------------------------------------------------------------------------
+
+TEST(ReferenceGemmRows, GivesTheSameRowsAsTheFullProduct) {
+  const int64_t m = 130, n = 70, k = 257;
+  const std::vector<double> a = uniform_values(m * k, 9), b = uniform_values(n * k, 10);
+  const ReferenceProduct full = reference_gemm(a.data(), b.data(), m, n, k);
+  const std::vector<int64_t> rows = {129, 0, 5, 5, 64};  // any order, repeats allowed
+  const ReferenceProduct some = reference_gemm_rows(a.data(), b.data(), m, n, k, rows);
+  ASSERT_EQ(some.rows, rows);
+  ASSERT_EQ(some.value.size(), rows.size() * n);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      // Each element is summed in the same order whichever rows are asked for.
+      EXPECT_EQ(some.r(i, j), full.r(rows[i], j)) << "row " << rows[i] << ", column " << j;
+      EXPECT_EQ(some.s(i, j), full.s(rows[i], j)) << "row " << rows[i] << ", column " << j;
+    }
+  }
+}
+
+TEST(ReferenceGemmRows, EmptyRowListGivesAnEmptyProduct) {
+  const std::vector<double> a(6, 1.0), b(6, 1.0);
+  const ReferenceProduct ref = reference_gemm_rows(a.data(), b.data(), 2, 2, 3, {});
+  EXPECT_TRUE(ref.rows.empty());
+  EXPECT_TRUE(ref.value.empty());
+  EXPECT_TRUE(ref.abs_sum.empty());
+}
+
+TEST(ReferenceGemmRows, RejectsARowOutsideTheMatrix) {
+  const std::vector<double> a(6, 1.0), b(6, 1.0);
+  EXPECT_THROW(reference_gemm_rows(a.data(), b.data(), 2, 2, 3, {2}), std::out_of_range);
+  EXPECT_THROW(reference_gemm_rows(a.data(), b.data(), 2, 2, 3, {-1}), std::out_of_range);
+}
+
+// -----------------------------------------------------------------------------
+// Metrics on known inputs
+// -----------------------------------------------------------------------------
+
+TEST(MeasureError, IdenticalOutputsHaveZeroError) {
+  const std::vector<float> d = {1.0f, -2.5f, 3.0f};
+  const std::vector<double> r = {1.0, -2.5, 3.0};
+  const ErrorMetrics m = measure_error(d.data(), r.data(), 3);
+  EXPECT_EQ(m.elements, 3);
+  EXPECT_EQ(m.non_finite, 0);
+  EXPECT_EQ(m.max_abs_error, 0.0);
+  EXPECT_EQ(m.norm_relative_error, 0.0);
+  EXPECT_EQ(m.calc_diff, 0.0);
+}
+
+TEST(MeasureError, MaxAbsErrorIsTheLargestDifference) {
+  const std::vector<float> d = {1.0f, 2.5f, -3.0f};
+  const std::vector<double> r = {1.25, 2.0, -3.0};
+  EXPECT_EQ(measure_error(d.data(), r.data(), 3).max_abs_error, 0.5);
+}
+
+TEST(MeasureError, NormRelativeErrorOfAScaledOutputIsTheScaleMinusOne) {
+  const std::vector<float> d = {1.5f, -3.0f, 6.0f};  // 1.5 * R
+  const std::vector<double> r = {1.0, -2.0, 4.0};
+  EXPECT_DOUBLE_EQ(measure_error(d.data(), r.data(), 3).norm_relative_error, 0.5);
+}
+
+TEST(MeasureError, CalcDiffOfANegatedOutputIsTwo) {
+  const std::vector<float> d = {-1.0f, 2.0f};
+  const std::vector<double> r = {1.0, -2.0};
+  EXPECT_DOUBLE_EQ(measure_error(d.data(), r.data(), 2).calc_diff, 2.0);
+}
+
+TEST(MeasureError, CalcDiffOfADoubledOutputIsOneFifth) {
+  // 1 - 2 * (2 sum r^2) / (5 sum r^2) = 1/5.
+  const std::vector<float> d = {2.0f, -4.0f, 6.0f};
+  const std::vector<double> r = {1.0, -2.0, 3.0};
+  EXPECT_DOUBLE_EQ(measure_error(d.data(), r.data(), 3).calc_diff, 0.2);
+}
+
+TEST(MeasureError, CalcDiffEqualsDeepGemmsFormula) {
+  const std::vector<double> r = uniform_values(1000, 11);
+  std::vector<float> d(r.size());
+  const std::vector<double> noise = uniform_values(1000, 12);
+  double xy = 0.0, squares = 0.0;
+  for (size_t i = 0; i < r.size(); ++i) {
+    d[i] = static_cast<float>(r[i] + 0.1 * noise[i]);
+    xy += d[i] * r[i];
+    squares += static_cast<double>(d[i]) * d[i] + r[i] * r[i];
+  }
+  EXPECT_NEAR(measure_error(d.data(), r.data(), 1000).calc_diff, 1.0 - 2.0 * xy / squares, 1e-12);
+}
+
+TEST(MeasureError, CountsNanAndInfinityAndMeasuresTheRest) {
+  const std::vector<float> d = {static_cast<float>(kNaN), 2.0f, static_cast<float>(kInfinity), 4.5f};
+  const std::vector<double> r = {1.0, 2.0, 3.0, 4.0};
+  const ErrorMetrics m = measure_error(d.data(), r.data(), 4);
+  EXPECT_EQ(m.non_finite, 2);
+  EXPECT_EQ(m.max_abs_error, 0.5);
+}
+
+TEST(MeasureError, ZeroOutputOfZeroReferenceHasZeroError) {
+  const std::vector<float> d = {0.0f, 0.0f};
+  const std::vector<double> r = {0.0, 0.0};
+  const ErrorMetrics m = measure_error(d.data(), r.data(), 2);
+  EXPECT_EQ(m.norm_relative_error, 0.0);
+  EXPECT_EQ(m.calc_diff, 0.0);
+}
+
+TEST(MeasureError, NonzeroOutputOfZeroReferenceHasInfiniteRelativeError) {
+  const std::vector<float> d = {0.0f, 1.0f};
+  const std::vector<double> r = {0.0, 0.0};
+  EXPECT_EQ(measure_error(d.data(), r.data(), 2).norm_relative_error, kInfinity);
+}
+
+// -----------------------------------------------------------------------------
+// Tolerance policy
+// -----------------------------------------------------------------------------
+
+TEST(RoundingGamma, IsNuOverOneMinusNu) {
+  const double nu = 128.0 * 0x1p-24;
+  EXPECT_DOUBLE_EQ(rounding_gamma(128, 0x1p-24), nu / (1.0 - nu));
+}
+
+TEST(RoundingGamma, IsInfiniteOnceNuReachesOne) {
+  EXPECT_EQ(rounding_gamma(8192, 0x1p-13), kInfinity);
+  EXPECT_EQ(rounding_gamma(100000, 0x1p-13), kInfinity);
+}
+
+TEST(GemmTolerance, Fp32ElementBoundIsOutputRoundingPlusGammaKPlus2TimesS) {
+  const Tolerance t = gemm_tolerance(OutputType::kFP32, 7168, Accumulation::kFp32);
+  EXPECT_EQ(t.r_coefficient, kFp32UnitRoundoff);
+  EXPECT_DOUBLE_EQ(t.s_coefficient, (1.0 + kFp32UnitRoundoff) * rounding_gamma(7168 + 2, kFp32UnitRoundoff));
+  EXPECT_DOUBLE_EQ(t.element_bound(-2.0, 10.0), 2.0 * t.r_coefficient + 10.0 * t.s_coefficient + t.absolute);
+}
+
+TEST(GemmTolerance, Bf16BoundsIncludeItsRounding) {
+  const Tolerance t = gemm_tolerance(OutputType::kBF16, 128, Accumulation::kFp32);
+  EXPECT_EQ(t.r_coefficient, kBf16UnitRoundoff);
+  EXPECT_GT(t.norm_relative, kBf16UnitRoundoff);
+  EXPECT_LT(t.norm_relative, 1.01 * kBf16UnitRoundoff);
+}
+
+TEST(GemmTolerance, Fp32OutputWithFp32AccumulationIsFarUnder1e4AtK16384) {
+  EXPECT_LT(gemm_tolerance(OutputType::kFP32, 16384, Accumulation::kFp32).norm_relative, 1e-5);
+}
+
+TEST(GemmTolerance, GrowsWithK) {
+  for (Accumulation acc : {Accumulation::kFp32, Accumulation::kTensorCorePromoted, Accumulation::kTensorCoreFast}) {
+    const Tolerance small = gemm_tolerance(OutputType::kFP32, 128, acc);
+    const Tolerance large = gemm_tolerance(OutputType::kFP32, 7168, acc);
+    EXPECT_LT(small.s_coefficient, large.s_coefficient) << static_cast<int>(acc);
+    EXPECT_LT(small.norm_relative, large.norm_relative) << static_cast<int>(acc);
+  }
+}
+
+TEST(GemmTolerance, TensorCoreAccumulationIsLooserThanFp32AndFastLoosestOfAll) {
+  const Tolerance fp32 = gemm_tolerance(OutputType::kFP32, 7168, Accumulation::kFp32);
+  const Tolerance promoted = gemm_tolerance(OutputType::kFP32, 7168, Accumulation::kTensorCorePromoted);
+  const Tolerance fast = gemm_tolerance(OutputType::kFP32, 7168, Accumulation::kTensorCoreFast);
+  EXPECT_LT(fp32.norm_relative, promoted.norm_relative);
+  EXPECT_LT(promoted.norm_relative, fast.norm_relative);
+  EXPECT_LT(fp32.s_coefficient, promoted.s_coefficient);
+  EXPECT_LT(promoted.s_coefficient, fast.s_coefficient);
+}
+
+TEST(GemmTolerance, CoversTheErrorsMeasuredOnHopperAtK16384) {
+  // DESIGN.md: cuBLASLt against FP64, 1.3e-4 by default, 3.1e-3 with fast accumulation.
+  const double promoted = gemm_tolerance(OutputType::kFP32, 16384, Accumulation::kTensorCorePromoted).norm_relative;
+  const double fast = gemm_tolerance(OutputType::kFP32, 16384, Accumulation::kTensorCoreFast).norm_relative;
+  EXPECT_GT(promoted, 1.3e-4);
+  EXPECT_LT(promoted, 1e-2);
+  EXPECT_GT(fast, 3.1e-3);
+  EXPECT_LT(fast, 1e-1);
+}
+
+TEST(GemmTolerance, FastAccumulationHasNoElementBoundAtLargeK) {
+  EXPECT_EQ(gemm_tolerance(OutputType::kBF16, 16384, Accumulation::kTensorCoreFast).s_coefficient, kInfinity);
+}
+
+TEST(GemmTolerance, CalcDiffBoundFollowsFromTheNormBound) {
+  const Tolerance t = gemm_tolerance(OutputType::kBF16, 7168, Accumulation::kFp32);
+  const double rho = t.norm_relative;
+  EXPECT_DOUBLE_EQ(t.calc_diff, rho * rho / (1.0 + (1.0 - rho) * (1.0 - rho)));
+}
+
+TEST(GemmTolerance, RejectsKBelowOne) {
+  EXPECT_THROW(gemm_tolerance(OutputType::kBF16, 0, Accumulation::kFp32), std::invalid_argument);
+}
+
+// The table of docs/tolerances.md, to 3 significant digits.
+struct TableRow {
+  OutputType type;
+  int64_t k;
+  double s_coefficient, norm_relative;
+};
+
+TEST(GemmTolerance, MatchesTheTableInTheDocs) {
+  const TableRow table[] = {
+      {OutputType::kFP32, 1, 1.79e-7, 2.38e-7},    {OutputType::kFP32, 128, 7.75e-6, 8.53e-7},
+      {OutputType::kFP32, 7168, 4.28e-4, 5.23e-6}, {OutputType::kFP32, 16384, 9.78e-4, 7.81e-6},
+      {OutputType::kBF16, 1, 1.80e-7, 3.91e-3},    {OutputType::kBF16, 128, 7.78e-6, 3.91e-3},
+      {OutputType::kBF16, 7168, 4.29e-4, 3.91e-3}, {OutputType::kBF16, 16384, 9.82e-4, 3.91e-3},
+  };
+  for (const TableRow& row : table) {
+    const Tolerance t = gemm_tolerance(row.type, row.k, Accumulation::kFp32);
+    const std::string where = std::string(output_name(row.type)) + ", K = " + std::to_string(row.k);
+    EXPECT_NEAR(t.s_coefficient, row.s_coefficient, 0.005 * row.s_coefficient) << where;
+    EXPECT_NEAR(t.norm_relative, row.norm_relative, 0.005 * row.norm_relative) << where;
+  }
+}
+
+// -----------------------------------------------------------------------------
+// check_tolerance
+// -----------------------------------------------------------------------------
+
+TEST(CheckTolerance, PassesAnExactOutput) {
+  const std::vector<float> d = {1.0f, -2.0f};
+  const std::vector<double> r = {1.0, -2.0}, s = {3.0, 4.0};
+  const ToleranceCheck c = check_tolerance(d.data(), r.data(), s.data(), 2,
+                                           gemm_tolerance(OutputType::kFP32, 16, Accumulation::kFp32));
+  EXPECT_TRUE(c.passed) << c.failure;
+  EXPECT_TRUE(c.failure.empty());
+}
+
+TEST(CheckTolerance, NeverPassesNanEvenWithoutAnElementBound) {
+  const std::vector<float> d = {1.0f, static_cast<float>(kNaN)};
+  const std::vector<double> r = {1.0, 2.0}, s = {1.0, 2.0};
+  Tolerance anything_goes;
+  anything_goes.s_coefficient = kInfinity;
+  anything_goes.norm_relative = kInfinity;
+  anything_goes.calc_diff = kInfinity;
+  const ToleranceCheck c = check_tolerance(d.data(), r.data(), s.data(), 2, anything_goes);
+  EXPECT_FALSE(c.passed);
+  EXPECT_EQ(c.worst_index, 1);
+  EXPECT_NE(c.failure.find("NaN"), std::string::npos) << c.failure;
+}
+
+TEST(CheckTolerance, FailsAnElementOverItsBoundAndNamesIt) {
+  Tolerance t;
+  t.r_coefficient = 0.01;
+  t.norm_relative = t.calc_diff = kInfinity;
+  const std::vector<float> d = {100.5f, 200.0f, 301.5f};  // errors 0.5 (bound 1), 0 (2), 1.5 (3)... and:
+  const std::vector<double> r = {100.0, 200.0, 300.0}, s = {0.0, 0.0, 0.0};
+  EXPECT_TRUE(check_tolerance(d.data(), r.data(), s.data(), 3, t).passed);
+  const std::vector<float> over = {100.5f, 200.0f, 303.5f};  // 3.5 > 3
+  const ToleranceCheck c = check_tolerance(over.data(), r.data(), s.data(), 3, t);
+  EXPECT_FALSE(c.passed);
+  EXPECT_EQ(c.elements_over_bound, 1);
+  EXPECT_EQ(c.worst_index, 2);
+  EXPECT_NEAR(c.worst_ratio, 3.5 / 3.0, 1e-6);
+}
+
+TEST(CheckTolerance, FailsWhenOnlyTheNormRelativeErrorIsTooLarge) {
+  Tolerance t;
+  t.s_coefficient = 1.0;  // every element within bound...
+  t.norm_relative = 1e-3;  // ...but not the norm
+  t.calc_diff = kInfinity;
+  const std::vector<float> d = {1.01f, 2.02f};
+  const std::vector<double> r = {1.0, 2.0}, s = {1.0, 2.0};
+  const ToleranceCheck c = check_tolerance(d.data(), r.data(), s.data(), 2, t);
+  EXPECT_FALSE(c.passed);
+  EXPECT_NE(c.failure.find("norm-relative"), std::string::npos) << c.failure;
+}
+
+// The policy against a CPU model of a correct FP32-accumulating kernel (what
+// step 01 does): FP8 codes, FMA in FP32, the scales, the output rounding.
+struct Fp8Operands {
+  QuantizedMatrix a, b;
+};
+
+Fp8Operands random_fp8_operands(int64_t m, int64_t n, int64_t k, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> a(m * k), b(n * k);
+  for (float& x : a) x = normal(engine);
+  for (float& x : b) x = normal(engine);
+  return {quantize(a.data(), m, k, k, Fp8Format::kE4M3, ScaleGranularity::kPerTensor),
+          quantize(b.data(), n, k, k, Fp8Format::kE4M3, ScaleGranularity::kPerTensor)};
+}
+
+// How the modelled kernel turns its FP32 result into the output type.
+enum class Rounding { kNearestEven, kTowardZero };
+
+std::vector<float> fp32_kernel_model(const Fp8Operands& ops, int64_t m, int64_t n, int64_t k, OutputType type,
+                                     Rounding rounding, int64_t k_used) {
+  std::vector<float> d(m * n);
+  const float scale = ops.a.scales[0] * ops.b.scales[0];
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (int64_t p = 0; p < k_used; ++p) {
+        acc = std::fma(fp8_to_float(ops.a.codes[i * k + p], Fp8Format::kE4M3),
+                       fp8_to_float(ops.b.codes[j * k + p], Fp8Format::kE4M3), acc);
+      }
+      const float y = acc * scale;
+      if (type == OutputType::kFP32) {
+        d[i * n + j] = y;
+      } else if (rounding == Rounding::kNearestEven) {
+        d[i * n + j] = bf16_bits_to_float(float_to_bf16_bits(y));
+      } else {
+        d[i * n + j] = bf16_bits_to_float(static_cast<uint16_t>(float_bits(y) >> 16));
+      }
+    }
+  }
+  return d;
+}
+
+ToleranceCheck check_model(int64_t m, int64_t n, int64_t k, OutputType type, Rounding rounding, int64_t k_used) {
+  const Fp8Operands ops = random_fp8_operands(m, n, k, 13);
+  const std::vector<double> a = dequantize(ops.a), b = dequantize(ops.b);
+  const ReferenceProduct ref = reference_gemm(a.data(), b.data(), m, n, k);
+  const std::vector<float> d = fp32_kernel_model(ops, m, n, k, type, rounding, k_used);
+  return check_tolerance(d.data(), ref.value.data(), ref.abs_sum.data(), m * n,
+                         gemm_tolerance(type, k, Accumulation::kFp32));
+}
+
+TEST(CheckTolerance, PassesACorrectFp32AccumulatingKernelWithBf16Output) {
+  const ToleranceCheck c = check_model(32, 48, 4096, OutputType::kBF16, Rounding::kNearestEven, 4096);
+  EXPECT_TRUE(c.passed) << c.failure;
+}
+
+TEST(CheckTolerance, PassesACorrectFp32AccumulatingKernelWithFp32Output) {
+  const ToleranceCheck c = check_model(32, 48, 4096, OutputType::kFP32, Rounding::kNearestEven, 4096);
+  EXPECT_TRUE(c.passed) << c.failure;
+}
+
+TEST(CheckTolerance, CatchesBf16TruncationInsteadOfRounding) {
+  const ToleranceCheck c = check_model(32, 48, 256, OutputType::kBF16, Rounding::kTowardZero, 256);
+  EXPECT_FALSE(c.passed);
+  EXPECT_GT(c.elements_over_bound, 0);
+}
+
+TEST(CheckTolerance, CatchesAKernelThatSkipsTheLastElementOfK) {
+  const ToleranceCheck c = check_model(32, 48, 255, OutputType::kFP32, Rounding::kNearestEven, 254);
+  EXPECT_FALSE(c.passed);
+  EXPECT_GT(c.elements_over_bound, 0);
+}
+
+}  // namespace
+}  // namespace fp8gemm
