@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Plots results of fp8gemm_bench or fp8gemm.
+
+Usage: python3 bench/plot.py RESULTS.json [MORE.json ...] --out-dir DIR
+
+Writes DIR/ladder.png (TFLOP/s of every step at 4096^3 as bars, cuBLASLt as lines) and,
+when the files hold more than one shape, DIR/shapes.png (TFLOP/s against shape).
+"""
+import argparse
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+import benchmark_json  # noqa: E402
+from benchmark_json import CUBLASLT, CUBLASLT_FAST, LADDER_SHAPE  # noqa: E402
+
+BASELINE_STYLE = {CUBLASLT: ("black", "--"), CUBLASLT_FAST: ("dimgray", ":")}
+
+
+def plot_ladder(results, context, path):
+    """Bars for the steps at 4096^3, horizontal lines for cuBLASLt. False if nothing to plot."""
+    steps = [c for c in benchmark_json.contenders(results)
+             if c not in BASELINE_STYLE and (c, LADDER_SHAPE) in results]
+    baselines = [c for c in BASELINE_STYLE if (c, LADDER_SHAPE) in results]
+    if not steps and not baselines:
+        return False
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(steps) + 2.5), 4.8))
+    values = [results[(step, LADDER_SHAPE)] for step in steps]
+    bars = ax.bar(steps, values, color="tab:blue")
+    ax.bar_label(bars, labels=[f"{v:.3g}" for v in values], padding=2)
+    for name in baselines:
+        color, style = BASELINE_STYLE[name]
+        value = results[(name, LADDER_SHAPE)]
+        ax.axhline(value, color=color, linestyle=style, label=f"{name}: {value:.0f} TFLOP/s")
+    ax.set_yscale("log")
+    ax.set_ylabel("TFLOP/s (log scale)")
+    ax.set_title(f"FP8 GEMM {LADDER_SHAPE}, e4m3, BF16 out\n{benchmark_json.describe_context(context)}")
+    ax.tick_params(axis="x", labelrotation=20)
+    if baselines:
+        ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+    return True
+
+
+def plot_shapes(results, context, path):
+    """One line per step and cuBLASLt mode across the shapes. False if fewer than two shapes."""
+    shapes = benchmark_json.shapes(results)
+    if len(shapes) < 2:
+        return False
+    fig, ax = plt.subplots(figsize=(max(8.0, 0.5 * len(shapes) + 3.0), 5.5))
+    x = range(len(shapes))
+    for contender in benchmark_json.contenders(results):
+        y = [results.get((contender, shape), math.nan) for shape in shapes]  # nan: a gap
+        color, style = BASELINE_STYLE.get(contender, (None, "-"))
+        ax.plot(x, y, marker="o", markersize=4, color=color, linestyle=style, label=contender)
+    ax.set_xticks(list(x))
+    ax.set_xticklabels(shapes, rotation=60, ha="right", fontsize=8)
+    ax.set_xlabel("M x N x K")
+    ax.set_yscale("log")
+    ax.set_ylabel("TFLOP/s (log scale)")
+    ax.set_title(f"FP8 GEMM by shape, e4m3, BF16 out — {benchmark_json.describe_context(context)}")
+    ax.grid(True, which="major", axis="y", alpha=0.3)
+    ax.legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+    return True
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("results", nargs="+", help="JSON files written by fp8gemm_bench or fp8gemm")
+    parser.add_argument("--out-dir", required=True, help="folder for the PNG files")
+    args = parser.parse_args()
+
+    results, context = benchmark_json.load(args.results)
+    if not results:
+        sys.exit("plot.py: no measured cases in " + ", ".join(args.results))
+    os.makedirs(args.out_dir, exist_ok=True)
+    for name, plot in (("ladder.png", plot_ladder), ("shapes.png", plot_shapes)):
+        path = os.path.join(args.out_dir, name)
+        if plot(results, context, path):
+            print(f"wrote {path}")
+        elif name == "ladder.png":
+            print(f"no {name}: the files hold no {LADDER_SHAPE} case")
+        else:
+            print(f"no {name}: the files hold a single shape")
+
+
+if __name__ == "__main__":
+    main()
