@@ -118,6 +118,17 @@ typedef struct CUstream_st* cudaStream_t;
 /// Marks a function usable on the host and on the device in every mode above.
 #define FP8GEMM_HOST_DEVICE __host__ __device__
 
+/// Tells the compiler the most threads a kernel is launched with, so that it
+/// budgets registers for that block size. clang ignores `__launch_bounds__`
+/// for AMD targets (it would assume 1024-thread blocks), hence the attribute.
+#if defined(__HIP__)
+#define FP8GEMM_LAUNCH_BOUNDS(threads) __attribute__((amdgpu_flat_work_group_size(1, threads)))
+#elif defined(__CUDACC__)
+#define FP8GEMM_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
+#else
+#define FP8GEMM_LAUNCH_BOUNDS(threads)
+#endif
+
 namespace fp8gemm {
 
 /// Threads that execute in lockstep: 32 on NVIDIA (warp), 64 on AMD CDNA

@@ -8,6 +8,8 @@
 #include <cuda_fp8.h>
 #include <gtest/gtest.h>
 
+#include "support/seed.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -38,14 +40,11 @@ std::string describe_float(float x) {
   return text;
 }
 
-// A fresh seed for every run, printed, so that a failure can be replayed with
-// FP8GEMM_TEST_SEED=<seed>.
+// Fresh per run, printed; FP8GEMM_TEST_SEED replays it. Each test salts it
+// so that two tests never draw the same numbers.
 uint64_t fresh_seed() {
-  if (const char* replay = std::getenv("FP8GEMM_TEST_SEED")) return std::strtoull(replay, nullptr, 10);
-  std::random_device device;
-  const uint64_t seed = (static_cast<uint64_t>(device()) << 32) | device();
-  std::cout << "[ seed     ] FP8GEMM_TEST_SEED=" << seed << std::endl;
-  return seed;
+  static uint64_t salt = 0;
+  return test_support::mix_seed(test_support::run_seed(), ++salt);
 }
 
 // ---------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 // do to a group.
 #include <gtest/gtest.h>
 
+#include "support/seed.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -24,18 +26,7 @@ namespace {
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// One seed per program run, printed once, so that a failure can be replayed
-// with FP8GEMM_TEST_SEED=<seed>. Each test mixes in its own salt.
-uint64_t program_seed() {
-  static const uint64_t seed = []() -> uint64_t {
-    if (const char* replay = std::getenv("FP8GEMM_TEST_SEED")) return std::strtoull(replay, nullptr, 10);
-    std::random_device device;
-    const uint64_t fresh = (static_cast<uint64_t>(device()) << 32) | device();
-    std::cout << "[ seed     ] FP8GEMM_TEST_SEED=" << fresh << std::endl;
-    return fresh;
-  }();
-  return seed;
-}
+using test_support::run_seed;  // fresh per run, printed, FP8GEMM_TEST_SEED replays it
 
 // A row-major host matrix with leading dimension ld >= cols.
 struct Matrix {
@@ -285,7 +276,7 @@ class QuantizeRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
 // range is added explicitly. dequantize() is exact in double.
 TEST_P(QuantizeRoundTrip, ErrorIsWithinHalfAnFp8StepOfEachElement) {
   const RoundTripCase c = GetParam();
-  std::mt19937_64 rng(program_seed() + 1);
+  std::mt19937_64 rng(run_seed() + 1);
   const Matrix x = random_matrix(c.shape.rows, c.shape.cols, c.shape.ld, rng);
   const QuantizedMatrix q = quantize(x, c.format, c.granularity);
   ASSERT_EQ(q.codes.size(), static_cast<size_t>(x.rows * x.cols));
@@ -354,7 +345,7 @@ class QuantizeGroups : public ::testing::TestWithParam<GroupCase> {
   void SetUp() override {
     format_ = GetParam().format;
     granularity_ = GetParam().granularity;
-    std::mt19937_64 rng(program_seed() + 2);
+    std::mt19937_64 rng(run_seed() + 2);
     x_ = random_matrix(kRows, kCols, kCols, rng);
     groups_ = groups_in_scale_order(kRows, kCols, granularity_);
   }

@@ -4,6 +4,8 @@
 // skipped, with the reason, where there is none.
 #include <gtest/gtest.h>
 
+#include "support/seed.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -29,18 +31,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr size_t kGuard = 256;
 constexpr uint8_t kGuardByte = 0xA5;
 
-// One seed per program run, printed once, so that a failure can be replayed
-// with FP8GEMM_TEST_SEED=<seed>. Each test mixes in its own salt.
-uint64_t program_seed() {
-  static const uint64_t seed = []() -> uint64_t {
-    if (const char* replay = std::getenv("FP8GEMM_TEST_SEED")) return std::strtoull(replay, nullptr, 10);
-    std::random_device device;
-    const uint64_t fresh = (static_cast<uint64_t>(device()) << 32) | device();
-    std::cout << "[ seed     ] FP8GEMM_TEST_SEED=" << fresh << std::endl;
-    return fresh;
-  }();
-  return seed;
-}
+using test_support::run_seed;  // fresh per run, printed, FP8GEMM_TEST_SEED replays it
 
 struct Shape {
   int64_t rows, cols, ld;
@@ -209,7 +200,7 @@ class QuantizeOnGpu : public ::testing::TestWithParam<GpuCase> {
 
 TEST_P(QuantizeOnGpu, CodesAndScalesEqualTheHostBitForBit) {
   const GpuCase c = GetParam();
-  std::mt19937_64 rng(program_seed() + 1);
+  std::mt19937_64 rng(run_seed() + 1);
   for (const Shape& shape : kShapes) {
     SCOPED_TRACE(shape_name(shape));
     const std::vector<float> x = random_matrix(shape, rng);
@@ -219,7 +210,7 @@ TEST_P(QuantizeOnGpu, CodesAndScalesEqualTheHostBitForBit) {
 
 TEST_P(QuantizeOnGpu, InfinitiesGiveTheSameUnitScalesAndOverflowCodesAsTheHost) {
   const GpuCase c = GetParam();
-  std::mt19937_64 rng(program_seed() + 2);
+  std::mt19937_64 rng(run_seed() + 2);
   for (const Shape& shape : kShapes) {
     SCOPED_TRACE(shape_name(shape));
     std::vector<float> x = random_matrix(shape, rng);

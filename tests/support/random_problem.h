@@ -16,19 +16,9 @@
 #include "common/fp8.h"
 #include "common/quantize.h"
 #include "common/reference.h"
+#include "support/seed.h"
 
 namespace fp8gemm::test_support {
-
-/// The seed of this run: FP8GEMM_TEST_SEED if set, else drawn from
-/// std::random_device. Chosen and printed on the first call.
-uint64_t run_seed();
-
-/// Adds the run seed to the current test's record (gtest RecordProperty), so
-/// that it appears in the XML/JSON report next to the test.
-void record_run_seed();
-
-/// A well-mixed 64-bit value from a seed and one more value (SplitMix64).
-uint64_t mix_seed(uint64_t seed, uint64_t value);
 
 /// A rows x cols row-major matrix of N(0, 1) floats, a pure function of
 /// `seed` (the same whatever the number of threads that fill it).
