@@ -34,6 +34,9 @@
 #define cudaGetLastError hipGetLastError
 #define cudaGetErrorString hipGetErrorString
 #define cudaFuncSetAttribute hipFuncSetAttribute
+#define cudaGetDevice hipGetDevice
+#define cudaDeviceGetAttribute hipDeviceGetAttribute
+#define cudaDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
 #define cudaFuncAttributeMaxDynamicSharedMemorySize hipFuncAttributeMaxDynamicSharedMemorySize
 
 #elif defined(__HIP__)
@@ -59,6 +62,9 @@ extern "C" int hipLaunchKernel(const void* kernel, dim3 grid, dim3 block, void**
                                size_t shared_bytes, cudaStream_t stream);
 cudaError_t cudaGetLastError();
 const char* cudaGetErrorString(cudaError_t);
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
+cudaError_t cudaGetDevice(int* device);
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attribute, int device);
 template <typename Kernel>
 cudaError_t cudaFuncSetAttribute(Kernel, cudaFuncAttribute, int);
 

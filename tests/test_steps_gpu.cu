@@ -111,6 +111,10 @@ std::vector<GemmCase> suite_cases() {
   list.add(255, 1000, 1008, kFP32, kE5M2Fnuz, kE5M2Fnuz);
   list.add(255, 1000, 1008, kBF16, kE4M3Fnuz, kE5M2Fnuz);
 
+  // Taller than one grid of 128-row tiles (gridDim.y <= 65535): launchers
+  // that put row tiles on y must split the launch.
+  list.add(65535 * 128 + 129, 3, 32);
+
   // Decode: few rows of activations against a large weight.
   for (int64_t m : {1, 2, 4, 8, 16, 32, 64, 128}) list.add(m, 2112, 7168);
   for (int64_t m : {1, 16, 128}) list.add(m, 7168, 7168);

@@ -14,6 +14,7 @@
 #include "common/fp8.h"
 #include "common/fp8_convert.h"
 #include "common/gemm.h"
+#include "common/launch.h"
 #include "common/output.h"
 #include "common/portability.h"
 #include "common/registry.h"
@@ -128,11 +129,12 @@ bool rows_are_16_byte_aligned(const GemmArgs& args) {
   return aligned(args.a) && aligned(args.b) && args.lda % kVectorBytes == 0 && args.ldb % kVectorBytes == 0;
 }
 
-Status launch_lds_tiling(const GemmArgs& args) {
+// One launch over at most kMaxGridY row tiles (gridDim.y's limit).
+Status launch_lds_tiling_band(const GemmArgs& args) {
   const int64_t blocks_n = (args.n + BN - 1) / BN;
   const int64_t blocks_m = (args.m + BM - 1) / BM;
-  if (blocks_m > 65535 || blocks_n > 0x7FFFFFFF) {
-    return Status::error(StatusCode::kNotSupported, "02_lds_tiling: M <= 65535 * 128 and N <= 2^31 * 128 required");
+  if (blocks_n > 0x7FFFFFFF) {
+    return Status::error(StatusCode::kNotSupported, "02_lds_tiling: N <= 2^31 * 128 required");
   }
   const dim3 grid(static_cast<unsigned>(blocks_n), static_cast<unsigned>(blocks_m));
   const bool vector_rows = rows_are_16_byte_aligned(args);
@@ -145,6 +147,9 @@ Status launch_lds_tiling(const GemmArgs& args) {
   });
   return status_from_launch("02_lds_tiling");
 }
+
+// Every M: taller problems run as several launches, one per band of rows.
+Status launch_lds_tiling(const GemmArgs& args) { return for_each_row_band(args, kMaxGridY * BM, launch_lds_tiling_band); }
 
 }  // namespace
 

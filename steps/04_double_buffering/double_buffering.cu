@@ -22,6 +22,7 @@
 #include "common/fp8.h"
 #include "common/fp8_convert.h"
 #include "common/gemm.h"
+#include "common/launch.h"
 #include "common/output.h"
 #include "common/portability.h"
 #include "common/registry.h"
@@ -40,9 +41,12 @@ struct TileShape {
   static constexpr int kThreads = (BM / TM) * (BN / TN);
 };
 
-// The shape the registered step uses. A best guess until sweep.cu has run on
-// the H200: its fastest shape at 4096^3 goes here (README, "Choosing the tile").
-using DefaultTile = TileShape<128, 128, 16, 8, 8>;
+// The shapes the registered step uses, chosen by sweep.cu on the H200
+// (bench/results/h200/sweep_04.json, README "Choosing the tile"): the fastest
+// at 4096^3, and for grids too small to fill the GPU (decode shapes) a tile a
+// quarter the size, which makes four times the blocks.
+using DefaultTile = TileShape<128, 128, 32, 8, 8>;  // 45.0 TFLOP/s at 4096^3
+using DecodeTile = TileShape<64, 64, 32, 8, 4>;     // 5.6 TFLOP/s at 64 x 2112 x 7168 (DefaultTile: 2.7)
 
 constexpr int kStages = 2;        // slices in shared memory: one computed, one filled
 constexpr int kVectorBytes = 16;  // one 16-byte load: 16 FP8 values
@@ -110,6 +114,7 @@ constexpr size_t shared_bytes() {
 }
 #if defined(__HIP__)
 static_assert(shared_bytes<DefaultTile>() <= 64 * 1024, "fits the LDS of a CDNA3 workgroup");
+static_assert(shared_bytes<DecodeTile>() <= 64 * 1024, "fits the LDS of a CDNA3 workgroup");
 #endif
 
 template <typename Tile, Fp8Format kFormatA, Fp8Format kFormatB, bool kVectorRows>
@@ -266,13 +271,13 @@ bool rows_are_16_byte_aligned(const GemmArgs& args) {
   return aligned(args.a) && aligned(args.b) && args.lda % kVectorBytes == 0 && args.ldb % kVectorBytes == 0;
 }
 
-/// Launches the kernel with tile shape Tile.
+/// One launch with tile shape Tile over at most kMaxGridY row tiles.
 template <typename Tile>
-Status launch_with_tile(const GemmArgs& args) {
+Status launch_band_with_tile(const GemmArgs& args) {
   const int64_t blocks_n = (args.n + Tile::BN - 1) / Tile::BN;
   const int64_t blocks_m = (args.m + Tile::BM - 1) / Tile::BM;
-  if (blocks_m > 65535 || blocks_n > 0x7FFFFFFF) {
-    return Status::error(StatusCode::kNotSupported, "04_double_buffering: M <= 65535 * BM and N <= 2^31 * BN required");
+  if (blocks_n > 0x7FFFFFFF) {
+    return Status::error(StatusCode::kNotSupported, "04_double_buffering: N <= 2^31 * BN required");
   }
   const dim3 grid(static_cast<unsigned>(blocks_n), static_cast<unsigned>(blocks_m));
   constexpr size_t kSharedBytes = shared_bytes<Tile>();
@@ -290,8 +295,25 @@ Status launch_with_tile(const GemmArgs& args) {
   return status_from_launch("04_double_buffering");
 }
 
+/// Launches with tile shape Tile; taller problems than one grid can hold run
+/// as several launches, one per band of rows.
+template <typename Tile>
+Status launch_with_tile(const GemmArgs& args) {
+  return for_each_row_band(args, kMaxGridY * Tile::BM, launch_band_with_tile<Tile>);
+}
+
 #ifndef FP8GEMM_SWEEP  // sweep.cu includes this file to time other tile shapes
-Status launch_double_buffering(const GemmArgs& args) { return launch_with_tile<DefaultTile>(args); }
+Status launch_double_buffering(const GemmArgs& args) {
+  // DefaultTile unless its grid would leave multiprocessors idle.
+  int device = 0, multiprocessors = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    return status_from_launch("04_double_buffering");
+  }
+  const int64_t default_blocks =
+      ((args.m + DefaultTile::BM - 1) / DefaultTile::BM) * ((args.n + DefaultTile::BN - 1) / DefaultTile::BN);
+  return default_blocks >= multiprocessors ? launch_with_tile<DefaultTile>(args) : launch_with_tile<DecodeTile>(args);
+}
 #endif
 
 }  // namespace

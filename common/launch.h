@@ -1,0 +1,31 @@
+/// @file launch.h
+/// @brief Launch helpers shared by the steps' launchers.
+#pragma once
+
+#include <cstdint>
+
+#include "common/gemm.h"
+
+namespace fp8gemm {
+
+/// A grid has at most this many blocks along y (and z); x allows 2^31 - 1.
+inline constexpr int64_t kMaxGridY = 65535;
+
+/// Runs `launch(band)` for consecutive bands of at most `max_rows` rows of A
+/// and D, so that a launcher whose grid puts row tiles on gridDim.y (at most
+/// kMaxGridY blocks) still accepts every M: `band` is `args` with `a`, `d` and
+/// `m` moved to the band. Stops at, and returns, the first error.
+template <typename Launch>
+Status for_each_row_band(const GemmArgs& args, int64_t max_rows, Launch&& launch) {
+  for (int64_t row = 0; row < args.m; row += max_rows) {
+    GemmArgs band = args;
+    band.m = args.m - row < max_rows ? args.m - row : max_rows;
+    band.a = args.a + row * args.lda;  // FP8: one byte per element
+    band.d = static_cast<uint8_t*>(args.d) + row * args.ldd * output_bytes(args.d_type);
+    const Status status = launch(band);
+    if (!status.ok()) return status;
+  }
+  return Status::success();
+}
+
+}  // namespace fp8gemm
