@@ -54,6 +54,10 @@ wanted=(
   l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
   l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed
   sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
+  sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active
+  sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+  sm__inst_executed_pipe_tensor.sum
+  dram__bytes_write.sum
   lts__throughput.avg.pct_of_peak_sustained_elapsed
   lts__t_sectors_srcunit_tex_op_read.sum
 )
