@@ -4,6 +4,7 @@
 // skipped, with the reason, where there is none.
 #include <gtest/gtest.h>
 
+#include "support/cuda_stream.h"
 #include "support/seed.h"
 
 #include <cmath>
@@ -60,18 +61,7 @@ std::vector<float> random_matrix(const Shape& s, std::mt19937_64& rng) {
   return x;
 }
 
-// An owned CUDA stream: the GPU quantization runs on a non-default stream.
-class Stream {
- public:
-  Stream() { FP8GEMM_CUDA_CHECK(cudaStreamCreate(&stream_)); }
-  ~Stream() { cudaStreamDestroy(stream_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
+using Stream = test_support::CudaStream;
 
 // Runs quantize_on_gpu on x twice, with the outputs poisoned first with 0x00
 // and then with 0xFF codes (and NaN scales): an element the kernels skip

@@ -21,6 +21,7 @@
 #include "common/gemm.h"
 #include "common/reference.h"
 #include "common/registry.h"
+#include "support/cuda_stream.h"
 #include "support/check_result.h"
 #include "support/device_matrices.h"
 #include "support/random_problem.h"
@@ -184,17 +185,7 @@ Accumulation accumulation_of(const StepInfo& step, bool fast_accumulation) {
   return fast_accumulation ? Accumulation::kTensorCoreFast : Accumulation::kTensorCorePromoted;
 }
 
-class Stream {
- public:
-  Stream() { FP8GEMM_CUDA_CHECK(cudaStreamCreate(&stream_)); }
-  ~Stream() { cudaStreamDestroy(stream_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
+using Stream = test_support::CudaStream;
 
 // Runs `step` on case `c` and checks the outcome (see the top of the file).
 void run_and_check(const StepInfo& step, const GemmCase& c, const Layout& layout, bool fast_accumulation) {
