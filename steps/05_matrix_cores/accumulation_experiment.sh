@@ -6,7 +6,7 @@
 #   cuBLASLt in its default mode, cuBLASLt with fast accumulation.
 # Each run prints the error metrics of `fp8gemm --check` (norm-relative error
 # vs the FP64 reference on the same dequantized inputs); copy the
-# norm-relative errors into README.md's table (the TODO(H200) cells).
+# norm-relative errors into README.md's accumulation table.
 #
 # Usage: steps/05_matrix_cores/accumulation_experiment.sh [FP8GEMM] [SEED...]
 #   FP8GEMM  the main program (default build/bench/fp8gemm)
