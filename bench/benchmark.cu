@@ -2,7 +2,9 @@
 // driven by Google Benchmark.
 //
 // Names: `<step folder>/<M>x<N>x<K>`, `cublaslt/<M>x<N>x<K>` (default
-// accumulation) and `cublaslt_fast/<M>x<N>x<K>` (fast accumulation). The
+// accumulation) and `cublaslt_fast/<M>x<N>x<K>` (fast accumulation); steps on
+// tensor cores also run with GemmArgs::fast_accumulation as
+// `<step folder>_fast/<M>x<N>x<K>`. The
 // cases of one shape run one after another on the same problem, cuBLASLt
 // first, so that every step's pct_of_cublaslt compares with a measurement
 // made minutes apart at most, in the same process, on the same numbers.
@@ -130,7 +132,7 @@ struct Session {
 struct Case {
   Shape shape;
   const StepInfo* step = nullptr;
-  bool fast_accumulation = false;  // cuBLASLt's fast accumulation mode
+  bool fast_accumulation = false;  // fast accumulation (cuBLASLt, or a tensor-core step)
 };
 
 void set_counters(benchmark::State& state, const Session& session, const Case& c, const Timing& timing) {
@@ -167,7 +169,9 @@ void run_case(benchmark::State& state, Session& session, const Case& c) {
       const CublasLtGemm gemm(args, problem.a_scale_on_device(), problem.b_scale_on_device(), c.fast_accumulation);
       status = session.timer.time([&] { return gemm.launch(); }, kTiming, &timing);
     } else {
-      status = session.timer.time([&] { return run_step(*c.step, args); }, kTiming, &timing);
+      GemmArgs step_args = args;
+      step_args.fast_accumulation = c.fast_accumulation;
+      status = session.timer.time([&] { return run_step(*c.step, step_args); }, kTiming, &timing);
     }
     if (!status.ok()) {  // the step (or cuBLASLt) does not take this problem
       state.SkipWithError(status.message.c_str());
@@ -212,15 +216,18 @@ std::string flag_value(int argc, char** argv, const std::string& name) {
 }
 
 std::string case_name(const Case& c) {
-  const char* prefix = c.step != nullptr ? c.step->folder.c_str() : c.fast_accumulation ? kCublasLtFastName
-                                                                                         : kCublasLtName;
-  return std::string(prefix) + "/" + shape_name(c.shape);
+  if (c.step != nullptr) return c.step->folder + (c.fast_accumulation ? "_fast/" : "/") + shape_name(c.shape);
+  return std::string(c.fast_accumulation ? kCublasLtFastName : kCublasLtName) + "/" + shape_name(c.shape);
 }
 
 void register_cases(Session& session, const Options& options) {
   for (const Shape& shape : options.shapes) {
     std::vector<Case> cases = {{shape, nullptr, false}, {shape, nullptr, true}};
-    for (const StepInfo* step : options.steps) cases.push_back({shape, step, false});
+    for (const StepInfo* step : options.steps) {
+      cases.push_back({shape, step, false});
+      // Tensor-core steps also run without promotion: `<step>_fast/<shape>`.
+      if (step->tensor_cores) cases.push_back({shape, step, true});
+    }
     for (const Case& c : cases) {
       benchmark::RegisterBenchmark(case_name(c).c_str(),
                                    [&session, c](benchmark::State& state) { run_case(state, session, c); })
