@@ -23,6 +23,8 @@
 #include "common/fp8.h"
 #include "common/portability.h"
 
+/// Everything of the project: the FP8 codec, quantization, the GEMM API and
+/// step registry, the FP64 reference, and the steps themselves.
 namespace fp8gemm {
 
 /// Element type of the output matrix D.
