@@ -8,6 +8,20 @@
 
 namespace fp8gemm {
 
+/// True when every row of A and of B starts on a `bytes` boundary (the
+/// pointers aligned, lda and ldb multiples of `bytes`), so that a kernel may
+/// load the rows in vectors of that size.
+inline bool operand_rows_aligned(const GemmArgs& args, int64_t bytes) {
+  auto aligned = [bytes](const void* p) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; };
+  return aligned(args.a) && aligned(args.b) && args.lda % bytes == 0 && args.ldb % bytes == 0;
+}
+
+/// True when every row of D starts on a `bytes` boundary (pointer aligned,
+/// ldd times the element size a multiple of `bytes`).
+inline bool output_rows_aligned(const GemmArgs& args, int64_t bytes) {
+  return reinterpret_cast<uintptr_t>(args.d) % bytes == 0 && (args.ldd * output_bytes(args.d_type)) % bytes == 0;
+}
+
 /// A grid has at most this many blocks along y (and z); x allows 2^31 - 1.
 inline constexpr int64_t kMaxGridY = 65535;
 

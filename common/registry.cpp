@@ -1,5 +1,7 @@
 #include "common/registry.h"
 
+#include "common/launch.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
@@ -16,8 +18,6 @@ std::vector<StepInfo>& registry() {
 }
 
 Status not_supported(const std::string& message) { return Status::error(StatusCode::kNotSupported, message); }
-
-bool aligned(const void* p, int64_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
 }  // namespace
 
@@ -56,8 +56,7 @@ Status check_step_constraints(const StepInfo& step, const GemmArgs& args) {
   const int64_t align = c.operand_alignment_bytes;
   if (align > 1) {
     const int64_t d_bytes = output_bytes(args.d_type);
-    if (!aligned(args.a, align) || args.lda % align != 0 || !aligned(args.b, align) || args.ldb % align != 0 ||
-        !aligned(args.d, align) || (args.ldd * d_bytes) % align != 0) {
+    if (!operand_rows_aligned(args, align) || !output_rows_aligned(args, align)) {
       msg << "rows of A, B and D must start on " << align << "-byte boundaries (pointers aligned, lda and ldb "
           << "multiples of " << align << ", ldd * " << d_bytes << " a multiple of " << align << "), got lda = "
           << args.lda << ", ldb = " << args.ldb << ", ldd = " << args.ldd;

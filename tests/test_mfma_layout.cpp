@@ -9,6 +9,8 @@
 // and compared with a reference product in double precision.
 #include <gtest/gtest.h>
 
+#include "support/seed.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -189,10 +191,11 @@ Tile random_finite_tile(int rows, int cols, Fp8Format format, std::mt19937& rng)
   return t;
 }
 
+// The run's seed (fresh, printed, FP8GEMM_TEST_SEED replays it), salted per test.
 uint32_t announce_seed(const char* test) {
-  const uint32_t seed = std::random_device{}();
-  std::printf("%s: seed %u\n", test, seed);
-  return seed;
+  uint64_t salt = 0;
+  for (const char* c = test; *c != '\0'; ++c) salt = salt * 131 + static_cast<uint8_t>(*c);
+  return static_cast<uint32_t>(test_support::mix_seed(test_support::run_seed(), salt));
 }
 
 // ---------------------------------------------------------------------------

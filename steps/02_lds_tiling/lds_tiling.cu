@@ -123,12 +123,6 @@ __global__ void FP8GEMM_LAUNCH_BOUNDS(kThreads) lds_tiling_kernel(GemmArgs args)
   }
 }
 
-/// True when every row of A and B starts on a 16-byte boundary.
-bool rows_are_16_byte_aligned(const GemmArgs& args) {
-  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0; };
-  return aligned(args.a) && aligned(args.b) && args.lda % kVectorBytes == 0 && args.ldb % kVectorBytes == 0;
-}
-
 // One launch over at most kMaxGridY row tiles (gridDim.y's limit).
 Status launch_lds_tiling_band(const GemmArgs& args) {
   const int64_t blocks_n = (args.n + BN - 1) / BN;
@@ -137,7 +131,7 @@ Status launch_lds_tiling_band(const GemmArgs& args) {
     return Status::error(StatusCode::kNotSupported, "02_lds_tiling: N <= 2^31 * 128 required");
   }
   const dim3 grid(static_cast<unsigned>(blocks_n), static_cast<unsigned>(blocks_m));
-  const bool vector_rows = rows_are_16_byte_aligned(args);
+  const bool vector_rows = operand_rows_aligned(args, kVectorBytes);
   dispatch_fp8_formats(args.a_format, args.b_format, [&](auto format_a, auto format_b) {
     if (vector_rows) {
       lds_tiling_kernel<format_a.value, format_b.value, true><<<grid, kThreads, 0, args.stream>>>(args);

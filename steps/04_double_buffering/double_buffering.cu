@@ -265,12 +265,6 @@ __global__ void FP8GEMM_LAUNCH_BOUNDS(Tile::kThreads) double_buffering_kernel(Ge
   }
 }
 
-/// True when every row of A and B starts on a 16-byte boundary.
-bool rows_are_16_byte_aligned(const GemmArgs& args) {
-  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0; };
-  return aligned(args.a) && aligned(args.b) && args.lda % kVectorBytes == 0 && args.ldb % kVectorBytes == 0;
-}
-
 /// One launch with tile shape Tile over at most kMaxGridY row tiles.
 template <typename Tile>
 Status launch_band_with_tile(const GemmArgs& args) {
@@ -281,7 +275,7 @@ Status launch_band_with_tile(const GemmArgs& args) {
   }
   const dim3 grid(static_cast<unsigned>(blocks_n), static_cast<unsigned>(blocks_m));
   constexpr size_t kSharedBytes = shared_bytes<Tile>();
-  const bool vector_rows = rows_are_16_byte_aligned(args);
+  const bool vector_rows = operand_rows_aligned(args, kVectorBytes);
   cudaError_t attribute_error = cudaSuccess;
   dispatch_fp8_formats(args.a_format, args.b_format, [&](auto format_a, auto format_b) {
     auto kernel = vector_rows ? double_buffering_kernel<Tile, format_a.value, format_b.value, true>
