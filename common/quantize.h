@@ -37,6 +37,16 @@ enum class ScaleGranularity : uint8_t {
   kBlock128x128 = 3,  ///< One scale per 128 x 128 block (DeepSeek-V3 weights).
 };
 
+/// Short name of a granularity ("per_tensor", "per_row", "1x128", "128x128").
+inline const char* granularity_name(ScaleGranularity g) {
+  switch (g) {
+    case ScaleGranularity::kPerTensor: return "per_tensor";
+    case ScaleGranularity::kPerRow: return "per_row";
+    case ScaleGranularity::kGroup1x128: return "1x128";
+    default: return "128x128";
+  }
+}
+
 /// Columns (along K) covered by one group or block scale.
 inline constexpr int kQuantGroupSize = 128;
 

@@ -106,15 +106,6 @@ size_t group_number_of(const std::vector<Group>& groups, int64_t r, int64_t c) {
 
 uint8_t nan_code(Fp8Format f) { return fp8_is_fnuz(f) ? 0x80 : 0x7F; }
 
-const char* granularity_name(ScaleGranularity g) {
-  switch (g) {
-    case ScaleGranularity::kPerTensor: return "per_tensor";
-    case ScaleGranularity::kPerRow: return "per_row";
-    case ScaleGranularity::kGroup1x128: return "1x128";
-    default: return "128x128";
-  }
-}
-
 constexpr Fp8Format kAllFormats[] = {Fp8Format::kE4M3, Fp8Format::kE5M2, Fp8Format::kE4M3Fnuz,
                                      Fp8Format::kE5M2Fnuz};
 constexpr ScaleGranularity kAllGranularities[] = {ScaleGranularity::kPerTensor, ScaleGranularity::kPerRow,

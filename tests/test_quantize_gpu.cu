@@ -136,15 +136,6 @@ void expect_gpu_equals_host(const std::vector<float>& x, const Shape& s, Fp8Form
   }
 }
 
-const char* granularity_name(ScaleGranularity g) {
-  switch (g) {
-    case ScaleGranularity::kPerTensor: return "per_tensor";
-    case ScaleGranularity::kPerRow: return "per_row";
-    case ScaleGranularity::kGroup1x128: return "1x128";
-    default: return "128x128";
-  }
-}
-
 // 1 x 1; ragged rows and columns; ld > cols; exact multiples of 128; and
 // 70000 rows, more than the 65535 blocks a grid has in y. Every test runs all
 // of them (one process per format and granularity, not per shape: each process
