@@ -9,9 +9,9 @@
 #
 # Usage: .ci/check_sass.sh [--kernel NAME] [--source FILE.cu] OBJECT_OR_PROGRAM
 #   OBJECT_OR_PROGRAM  anything holding the kernels' sm_90a code, e.g.
-#                      build/steps/CMakeFiles/fp8gemm_steps.dir/05_matrix_cores/matrix_cores_sm90a.cu.o
+#                      the object of a step's step_sm90a.cu ($<TARGET_OBJECTS:step_NN_name>)
 #   --kernel NAME      substring of the (mangled) kernel names to check
-#                      (default: wgmma_fp8_gemm_kernel, step 05's kernel)
+#                      (default: every kernel of the object)
 #   --source FILE.cu   also run ptxas -v on this file (sm_90a, same flags as the build)
 # Environment: CUOBJDUMP, NVCC override the tools; otherwise they are looked up
 # on PATH, in /usr/local/cuda/bin and in pip's nvidia-cuda-cuobjdump package
@@ -19,7 +19,7 @@
 # Exits 0 when every check passes, 1 when one fails, 2 on a usage error.
 set -euo pipefail
 
-kernel="wgmma_fp8_gemm_kernel"
+kernel=""  # every function of the object
 source_file=""
 binary=""
 while [[ $# -gt 0 ]]; do

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "bench/harness.h"
-#include "common/registry.h"
+#include "common/api/registry.h"
 
 namespace fp8gemm::bench {
 namespace {
@@ -226,7 +226,7 @@ void register_cases(Session& session, const Options& options) {
     for (const StepInfo* step : options.steps) {
       cases.push_back({shape, step, false});
       // Tensor-core steps also run without promotion: `<step>_fast/<shape>`.
-      if (step->tensor_cores) cases.push_back({shape, step, true});
+      if (uses_tensor_cores(*step)) cases.push_back({shape, step, true});
     }
     for (const Case& c : cases) {
       benchmark::RegisterBenchmark(case_name(c).c_str(),

@@ -7,7 +7,7 @@
 //   fp8gemm --list               the steps and what each accepts
 //
 // Timing and inputs are those of the benchmark (bench/harness.h); the check
-// is the tests' oracle (common/reference.h).
+// is the tests' oracle (common/check/reference.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "bench/harness.h"
-#include "common/reference.h"
-#include "common/registry.h"
+#include "common/check/check.h"
+#include "common/api/registry.h"
 
 #ifndef FP8GEMM_DEFAULT_JSON
 #define FP8GEMM_DEFAULT_JSON "bench/results/local/ladder.json"
@@ -39,12 +39,6 @@ constexpr int kExitFailure = 1;   // a check failed, or the GPU reported an erro
 constexpr int kExitRejected = 2;  // the step does not accept this problem
 constexpr int kExitNoGpu = 3;
 constexpr int kExitUsage = 4;
-
-/// Problems up to this M * N * K are checked on every row of D; larger ones
-/// on kSampledRows rows (the first, the last, the rest at random): the FP64
-/// reference runs on the CPU.
-constexpr int64_t kFullCheckLimit = int64_t{1} << 33;
-constexpr int64_t kSampledRows = 256;
 
 constexpr TimingOptions kTiming{};  // the benchmark's: numbers are comparable
 
@@ -170,17 +164,10 @@ struct Contender {
   std::function<Status()> launch;
 };
 
-/// How a step sums, from the registry: FP32 FMAs, or tensor cores (promoted
-/// every 128 K, or fast accumulation). Picks the tolerance of the check.
-Accumulation step_accumulation(const StepInfo& step, bool fast_accumulation) {
-  if (!step.tensor_cores) return Accumulation::kFp32;
-  return fast_accumulation ? Accumulation::kTensorCoreFast : Accumulation::kTensorCorePromoted;
-}
-
 Contender step_contender(const StepInfo& step, const GemmProblem& problem, bool fast_accumulation) {
   GemmArgs args = problem.args();
   args.fast_accumulation = fast_accumulation;
-  return {step.folder, step_accumulation(step, fast_accumulation), [&step, args] { return run_step(step, args); }};
+  return {step.folder, accumulation_of(step, fast_accumulation), [&step, args] { return run_step(step, args); }};
 }
 
 /// cuBLASLt in one mode; `gemms` keeps the set-up object alive.
@@ -198,32 +185,11 @@ Contender cublaslt_contender(const GemmProblem& problem, bool fast_accumulation,
 // The check against FP64
 // -----------------------------------------------------------------------------
 
-/// The rows of D that are checked: all of them for a small problem, else the
-/// first, the last and others drawn at random (from the problem's seed).
-std::vector<int64_t> rows_to_check(const Shape& shape, uint64_t seed) {
-  std::vector<int64_t> rows;
-  const double work = double(shape.m) * double(shape.n) * double(shape.k);
-  if (work <= double(kFullCheckLimit) || shape.m <= kSampledRows) {
-    for (int64_t row = 0; row < shape.m; ++row) rows.push_back(row);
-    return rows;
-  }
-  rows = {0, shape.m - 1};
-  std::mt19937_64 random(seed);
-  std::uniform_int_distribution<int64_t> any_row(1, shape.m - 2);
-  while (static_cast<int64_t>(rows.size()) < kSampledRows) {
-    const int64_t row = any_row(random);
-    if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
-  }
-  std::sort(rows.begin(), rows.end());
-  return rows;
-}
-
-/// R and S of the checked rows, computed once per problem.
+/// R and S of the checked rows (common/check/check.h), computed once per problem.
 ReferenceProduct compute_reference(const GemmProblem& problem) {
   const Shape& s = problem.shape();
-  const std::vector<double> a = dequantize(problem.download_a());
-  const std::vector<double> b = dequantize(problem.download_b());
-  return reference_gemm_rows(a.data(), b.data(), s.m, s.n, s.k, rows_to_check(s, problem.options().seed));
+  const std::vector<int64_t> rows = rows_to_check(s.m, s.n, s.k, problem.options().seed);
+  return reference_of_rows(problem.download_a(), problem.download_b(), rows);
 }
 
 /// "on all 1000 rows of D" or "on 256 of 4096 rows of D (sampled)".
@@ -234,7 +200,8 @@ std::string describe_rows(const ReferenceProduct& reference, int64_t m) {
 }
 
 struct CheckResult {
-  ToleranceCheck tolerance;  // on the checked rows
+  OutputCheck check;         // on the checked rows
+  std::vector<float> d_rows;  // the checked rows of D, for describe_check()
   int64_t unwritten = 0;     // NaN or infinite elements anywhere in D: D was poisoned with NaN first
   bool passed = false;
 };
@@ -245,15 +212,12 @@ CheckResult check_output(const GemmProblem& problem, const ReferenceProduct& ref
   const std::vector<float> d = problem.download_d();
   CheckResult result;
   result.unwritten = std::count_if(d.begin(), d.end(), [](float x) { return !std::isfinite(x); });
-  std::vector<float> checked_rows;
-  checked_rows.reserve(reference.rows.size() * s.n);
+  result.d_rows.reserve(reference.rows.size() * s.n);
   for (int64_t row : reference.rows) {
-    checked_rows.insert(checked_rows.end(), d.begin() + row * s.n, d.begin() + (row + 1) * s.n);
+    result.d_rows.insert(result.d_rows.end(), d.begin() + row * s.n, d.begin() + (row + 1) * s.n);
   }
-  const Tolerance tolerance = gemm_tolerance(problem.options().d_type, s.k, accumulation);
-  result.tolerance = check_tolerance(checked_rows.data(), reference.value.data(), reference.abs_sum.data(),
-                                     static_cast<int64_t>(checked_rows.size()), tolerance);
-  result.passed = result.tolerance.passed && result.unwritten == 0;
+  result.check = check_rows(result.d_rows, reference, problem.options().d_type, s.k, accumulation);
+  result.passed = result.check.passed && result.unwritten == 0;
   return result;
 }
 
@@ -297,7 +261,7 @@ std::string format_number(const char* format, double value) {
 std::string verdict(const CheckResult& check) {
   if (check.passed) return "PASS";
   if (check.unwritten > 0) return "FAIL: " + std::to_string(check.unwritten) + " elements of D NaN or infinite";
-  return "FAIL: " + check.tolerance.failure;
+  return "FAIL: " + check.check.result.failure;
 }
 
 // -----------------------------------------------------------------------------
@@ -369,7 +333,7 @@ void write_json(const std::string& path, const std::vector<std::pair<std::string
           << ",\n      \"median_ms\": " << json_number(o.timing.median_ms)
           << ",\n      \"launches\": " << o.timing.launch_ms.size();
       if (o.checked) {
-        const ErrorMetrics& e = o.check.tolerance.metrics;
+        const ErrorMetrics& e = o.check.check.result.metrics;
         out << ",\n      \"norm_rel_error\": " << json_number(e.norm_relative_error)
             << ",\n      \"max_abs_error\": " << json_number(e.max_abs_error)
             << ",\n      \"calc_diff\": " << json_number(e.calc_diff)
@@ -449,7 +413,7 @@ int run_ladder(const CommandLine& cmd) {
     }
     if (o.name == kCublasLtName) cublaslt_ms = o.timing.median_ms;
     const std::string pct = cublaslt_ms > 0 ? format_number("%.1f", 100 * cublaslt_ms / o.timing.median_ms) : "-";
-    const ErrorMetrics& e = o.check.tolerance.metrics;
+    const ErrorMetrics& e = o.check.check.result.metrics;
     std::printf("%-20s %9.1f %11s %10.4f %13.2e %12.2e  %s\n", o.name.c_str(), tflops(cmd.shape, o.timing),
                 pct.c_str(), o.timing.median_ms, e.norm_relative_error, e.max_abs_error, verdict(o.check).c_str());
     std::fflush(stdout);
@@ -500,12 +464,12 @@ int run_one(const CommandLine& cmd) {
   std::printf("time: %.4f ms (median of %zu launches, L2 flushed before each) = %.2f TFLOP/s\n", o.timing.median_ms,
               o.timing.launch_ms.size(), tflops(cmd.shape, o.timing));
   if (!o.checked) return 0;
-  const ErrorMetrics& e = o.check.tolerance.metrics;
+  const ErrorMetrics& e = o.check.check.result.metrics;
   std::printf("check against FP64 on %s:\n", describe_rows(*reference, cmd.shape.m).c_str());
   std::printf("  max abs %.3e, norm-relative %.3e, calc_diff %.3e, elements over their bound %lld, "
               "NaN/inf anywhere in D %lld\n",
               e.max_abs_error, e.norm_relative_error, e.calc_diff,
-              static_cast<long long>(o.check.tolerance.elements_over_bound), static_cast<long long>(o.check.unwritten));
+              static_cast<long long>(o.check.check.result.elements_over_bound), static_cast<long long>(o.check.unwritten));
   std::printf("%s\n", verdict(o.check).c_str());
   return o.check.passed ? 0 : kExitFailure;
 }

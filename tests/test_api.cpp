@@ -1,5 +1,5 @@
-// The GEMM API contract (common/gemm.h) and the step registry
-// (common/registry.h): every invalid argument and every unsupported case is
+// The GEMM API contract (common/api/gemm.h) and the step registry
+// (common/api/registry.h): every invalid argument and every unsupported case is
 // an error status whose message names the rule, returned before any launch.
 // Nothing here touches a GPU: the pointers are dummies that are never read.
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "common/gemm.h"
-#include "common/registry.h"
+#include "common/api/gemm.h"
+#include "common/api/registry.h"
 
 namespace fp8gemm {
 namespace {

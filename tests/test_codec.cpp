@@ -1,4 +1,4 @@
-// The FP8 codec (common/fp8.h) as a specification.
+// The FP8 codec (common/fp8/fp8.h) as a specification.
 //
 // Oracles: for the OCP formats (e4m3, e5m2), cuda_fp8.h's host conversions;
 // for the FNUZ formats, which cuda_fp8.h does not have, a decoder and a
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "common/fp8.h"
+#include "common/fp8/fp8.h"
 
 namespace fp8gemm {
 namespace {

@@ -1,5 +1,5 @@
-// The fast device decoder (common/fp8_convert.h) against the codec
-// (common/fp8.h): every one of the 256 codes of every format, in every byte
+// The fast device decoder (common/device/fp8_convert.h) against the codec
+// (common/fp8/fp8.h): every one of the 256 codes of every format, in every byte
 // position of the packed word, gives the same float on the GPU as
 // fp8_to_float<F> on the host — bit for bit, except that a NaN only has to
 // be a NaN.
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "common/cuda_check.h"
-#include "common/dispatch.h"
-#include "common/fp8.h"
-#include "common/fp8_convert.h"
+#include "common/api/cuda_check.h"
+#include "common/device/dispatch.h"
+#include "common/fp8/fp8.h"
+#include "common/device/fp8_convert.h"
 
 namespace fp8gemm {
 namespace {

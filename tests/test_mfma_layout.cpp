@@ -1,4 +1,4 @@
-// Specification of common/mfma_layout.h: the lane layouts of the two FP8 MFMA
+// Specification of common/cdna/mfma_layout.h: the lane layouts of the two FP8 MFMA
 // instructions that the AMD kernel of step 05 uses, checked on the CPU.
 //
 // No AMD GPU is needed. A 64-lane wavefront is simulated: each lane's
@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/fp8.h"
-#include "common/mfma_layout.h"
+#include "common/fp8/fp8.h"
+#include "common/cdna/mfma_layout.h"
 
 namespace fp8gemm {
 namespace mfma {
@@ -103,7 +103,7 @@ Fp8Format f8f6f4_format(int code) {
 }
 
 // v_mfma_f32_16x16x128_f8f6f4 with FP8 operands (CDNA4; sources in
-// common/mfma_layout.h): two 16x16x64 halves, VGPRs 0-3 then 4-7;
+// common/cdna/mfma_layout.h): two 16x16x64 halves, VGPRs 0-3 then 4-7;
 //   A[i][k] in lane i + 16 * ((k % 64) / 16), VGPR 4 * (k / 64) + (k % 16) / 4,
 //   byte k % 4; B[k][j] likewise with j; C/D as for every 16x16 MFMA.
 void execute_mfma_16x16x128_f8f6f4(const WaveOperand& a, int cbsz, const WaveOperand& b, int blgp,

@@ -1,4 +1,4 @@
-// Host quantization (common/quantize.h) as a specification: scale layout,
+// Host quantization (common/fp8/quantize.h) as a specification: scale layout,
 // scale values, round-trip error, and what zeros, outliers, NaN and infinity
 // do to a group.
 #include <gtest/gtest.h>
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "common/fp8.h"
-#include "common/quantize.h"
+#include "common/fp8/fp8.h"
+#include "common/fp8/quantize.h"
 
 namespace fp8gemm {
 namespace {

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "common/cuda_check.h"
-#include "common/fp8.h"
-#include "common/quantize.h"
+#include "common/api/cuda_check.h"
+#include "common/fp8/fp8.h"
+#include "common/fp8/quantize.h"
 
 namespace fp8gemm {
 namespace {

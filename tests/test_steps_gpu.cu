@@ -1,4 +1,4 @@
-// Every registered step on the shapes of DESIGN.md, against the FP64
+// Every registered step on the suite's shapes (docs/conventions.md), against the FP64
 // reference. For each (step, case) the step either computes D within the
 // tolerance of docs/tolerances.md, writing every element of D and nothing
 // around it, or, where its constraints exclude the case, returns
@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "common/cuda_check.h"
-#include "common/gemm.h"
-#include "common/reference.h"
-#include "common/registry.h"
+#include "common/api/cuda_check.h"
+#include "common/api/gemm.h"
+#include "common/check/reference.h"
+#include "common/api/registry.h"
 #include "support/cuda_stream.h"
 #include "support/check_result.h"
 #include "support/device_matrices.h"
@@ -79,7 +79,7 @@ class CaseList {
   std::vector<GemmCase> cases_;
 };
 
-// The shapes of DESIGN.md. Sized so that one step's run stays around a
+// The suite's shapes: squares, ragged, decode, DeepSeek-V3. Sized so that one step's run stays around a
 // minute on an H200 with a 16-core host (the reference of each shape is
 // computed once, for the first step).
 std::vector<GemmCase> suite_cases() {
@@ -176,15 +176,6 @@ Layout padded_layout(const ProblemShape& s) {
   return {k16 + 16, k16 + 32, n8 + 8};
 }
 
-// How a step sums over K, which sets its tolerance. From step 05 on the
-// steps multiply on Hopper's FP8 tensor cores (DESIGN.md's ladder); the
-// earlier ones accumulate in FP32 on the CUDA cores and ignore
-// fast_accumulation. The registry does not record it, so the number decides.
-Accumulation accumulation_of(const StepInfo& step, bool fast_accumulation) {
-  if (!step.tensor_cores) return Accumulation::kFp32;
-  return fast_accumulation ? Accumulation::kTensorCoreFast : Accumulation::kTensorCorePromoted;
-}
-
 using Stream = test_support::CudaStream;
 
 // Runs `step` on case `c` and checks the outcome (see the top of the file).
@@ -197,23 +188,10 @@ void run_and_check(const StepInfo& step, const GemmCase& c, const Layout& layout
   Stream stream;
   d.poison(stream.get());
 
-  GemmArgs args;
-  args.m = shape.m;
-  args.n = shape.n;
-  args.k = shape.k;
-  args.a = a.get();
-  args.lda = layout.lda;
-  args.a_format = shape.a_format;
-  args.b = b.get();
-  args.ldb = layout.ldb;
-  args.b_format = shape.b_format;
-  args.d = d.d();
-  args.ldd = layout.ldd;
-  args.d_type = c.d_type;
-  args.a_scale = problem->a->scales[0];
-  args.b_scale = problem->b->scales[0];
-  args.fast_accumulation = fast_accumulation;
-  args.stream = stream.get();
+  const GemmShape gemm_shape{shape.m, shape.n, shape.k, shape.a_format, shape.b_format, c.d_type};
+  const GemmBuffers buffers{a.get(), layout.lda, problem->a->scales[0], b.get(), layout.ldb, problem->b->scales[0],
+                            d.d(),   layout.ldd};
+  const GemmArgs args = make_gemm_args(gemm_shape, buffers, stream.get(), fast_accumulation);
 
   const Status accepted = check_step_constraints(step, args);
   const Status status = run_step(step, args);
@@ -234,8 +212,7 @@ void run_and_check(const StepInfo& step, const GemmCase& c, const Layout& layout
                            << describe_constraints(step.constraints) << "): " << status_code_name(status.code) << ": "
                            << status.message;
   EXPECT_TRUE(out.every_element_written());
-  const Tolerance tolerance = gemm_tolerance(c.d_type, shape.k, accumulation_of(step, fast_accumulation));
-  EXPECT_TRUE(test_support::matches_reference(out, *problem, tolerance));
+  EXPECT_TRUE(test_support::matches_reference(out, *problem, accumulation_of(step, fast_accumulation)));
 }
 
 // -----------------------------------------------------------------------------

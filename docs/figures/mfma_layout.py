@@ -4,7 +4,7 @@ Writes steps/05_matrix_cores/mfma_cdna3_16x16x32.png and
 steps/05_matrix_cores/mfma_cdna4_16x16x128.png: which lane (and VGPR) holds
 each element of A, of B (drawn as the GEMM stores it, N x K) and of D.
 
-The formulas mirror common/mfma_layout.h (the C++ functions the kernel uses
+The formulas mirror common/cdna/mfma_layout.h (the C++ functions the kernel uses
 and tests/test_mfma_layout.cpp checks); main() checks that these mirrors
 cover every element exactly once before drawing.
 Run: python3 docs/figures/mfma_layout.py  (needs matplotlib)
@@ -26,7 +26,7 @@ def lighter(hex_color, amount):
     return tuple(c + (1 - c) * amount for c in rgb)
 
 
-# ---- mirrors of common/mfma_layout.h: (lane, byte) -> (row, k) of A ---------
+# ---- mirrors of common/cdna/mfma_layout.h: (lane, byte) -> (row, k) of A ---------
 def cdna3_a(lane, byte):  # v_mfma_f32_16x16x32_fp8_fp8: 8 bytes per lane, one run
     return lane % 16, 8 * (lane // 16) + byte
 

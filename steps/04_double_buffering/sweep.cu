@@ -11,8 +11,7 @@
 // checks that against the first shape, and the first shape against the FP64
 // reference on sampled rows. Prints a table and writes the results as JSON
 // (default sweep_04.json).
-#define FP8GEMM_SWEEP  // the step file without its registration
-#include "steps/04_double_buffering/double_buffering.cu"
+#include "double_buffering.cuh"  // this folder's kernel and its launch_with_tile<Tile>
 
 #include <cmath>
 #include <cstdio>
@@ -21,22 +20,17 @@
 #include <string>
 #include <vector>
 
-#include "bench/harness.h"
-#include "common/cuda_check.h"
-#include "common/quantize.h"
-#include "common/reference.h"
+#include "common/api/cuda_check.h"
+#include "common/check/check.h"
+#include "common/harness/problem.h"
+#include "common/harness/timer.h"
 
 namespace fp8gemm {
 namespace {
 
-using bench::GemmProblem;
-using bench::LaunchTimer;
-using bench::Shape;
-
 // Exactly 3 warm-up launches and 20 timed ones (the budget never ends them early).
-constexpr bench::TimingOptions kTiming{/*warmup_seconds=*/1e9, /*max_warmup_launches=*/3,
+constexpr TimingOptions kTiming{/*warmup_seconds=*/1e9, /*max_warmup_launches=*/3,
                                        /*budget_seconds=*/0.0, /*min_launches=*/20, /*max_launches=*/20};
-constexpr int kSampledRows = 8;  // rows of D checked against FP64 (all columns)
 
 constexpr Shape kProblems[] = {{4096, 4096, 4096}, {64, 2112, 7168}};
 
@@ -52,26 +46,17 @@ struct Result {
   int64_t mismatches;  // elements of D off the FP64 reference (first shape) or off the first shape's D
 };
 
-/// Elements of the sampled rows of D farther from the FP64 reference than
-/// BF16 rounding (2^-8 relative) plus FP32 summation error (far below 2^-16
-/// of the sum of |terms|; one missing term is ~2^4 off).
-int64_t count_reference_mismatches(const GemmProblem& problem, const std::vector<float>& d) {
+/// Whether D passes the project's check (common/check/check.h): the
+/// checked rows against FP64 under the tolerance of FP32 accumulation.
+bool matches_reference(const GemmProblem& problem, const std::vector<float>& d) {
   const Shape& shape = problem.shape();
-  std::mt19937 rng(99);
-  std::vector<int64_t> rows(kSampledRows);
-  for (int64_t& row : rows) row = static_cast<int64_t>(rng() % shape.m);
-  const std::vector<double> a = dequantize(problem.download_a());
-  const std::vector<double> b = dequantize(problem.download_b());
-  const ReferenceProduct reference = reference_gemm_rows(a.data(), b.data(), shape.m, shape.n, shape.k, rows);
-  int64_t mismatches = 0;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    for (int64_t n = 0; n < shape.n; ++n) {
-      const double exact = reference.r(static_cast<int64_t>(i), n);
-      const double tolerance = std::abs(exact) * 0x1p-8 + reference.s(static_cast<int64_t>(i), n) * 0x1p-16;
-      if (!(std::abs(d[rows[i] * shape.n + n] - exact) <= tolerance)) ++mismatches;
-    }
-  }
-  return mismatches;
+  const std::vector<int64_t> rows = rows_to_check(shape.m, shape.n, shape.k, problem.options().seed);
+  const ReferenceProduct reference = reference_of_rows(problem.download_a(), problem.download_b(), rows);
+  std::vector<float> d_rows;
+  for (int64_t row : rows) d_rows.insert(d_rows.end(), d.begin() + row * shape.n, d.begin() + (row + 1) * shape.n);
+  const OutputCheck check = check_rows(d_rows, reference, problem.options().d_type, shape.k, Accumulation::kFp32);
+  if (!check.passed) std::printf("%s\n", describe_check(check, d_rows, reference).c_str());
+  return check.passed;
 }
 
 /// Times tile shape Tile on `problem` through the step's own launcher; checks
@@ -93,7 +78,7 @@ Result time_tile(GemmProblem& problem, LaunchTimer& timer, const std::vector<flo
 
   const GemmArgs args = problem.args();
   problem.poison_d();  // NaN: unwritten elements show
-  bench::Timing timing;
+  Timing timing;
   const Status status = timer.time([&] { return launch_with_tile<Tile>(args); }, kTiming, &timing);
   if (!status.ok()) throw std::runtime_error(r.tile + ": " + status.message);
   r.median_ms = timing.median_ms;
@@ -102,7 +87,7 @@ Result time_tile(GemmProblem& problem, LaunchTimer& timer, const std::vector<flo
   const std::vector<float> d = problem.download_d();
   r.mismatches = 0;
   if (first_d.empty()) {
-    r.mismatches = count_reference_mismatches(problem, d);
+    r.mismatches = matches_reference(problem, d) ? 0 : 1;
   } else {
     for (size_t i = 0; i < d.size(); ++i) r.mismatches += d[i] != first_d[i];  // NaN counts too
   }
@@ -160,7 +145,7 @@ int main(int argc, char** argv) {
   std::vector<Result> results;
   bool all_ok = true;
   for (const Shape& p : kProblems) {
-    GemmProblem problem(p, bench::ProblemOptions{}, timer.stream());  // e4m3 x e4m3 -> bf16
+    GemmProblem problem(p, ProblemOptions{}, timer.stream());  // e4m3 x e4m3 -> bf16
     // The first shape (the first guess) is checked against FP64, the others against it.
     sweep<TileShape<128, 128, 16, 8, 8>,  //
           TileShape<128, 128, 32, 8, 8>,  //

@@ -7,7 +7,7 @@
 // in the MFMA accumulators for the whole K loop. A and B reach the matrix cores
 // in three hops: global memory -> registers (16-byte loads) -> LDS (two
 // buffers) -> registers in the lane layout the instruction wants
-// (common/mfma_layout.h). CDNA has no cp.async (its direct-to-LDS loads are
+// (common/cdna/mfma_layout.h). CDNA has no cp.async (its direct-to-LDS loads are
 // 4 bytes per lane on gfx942), so the next K tile is loaded into registers
 // before this tile's MFMAs are issued and written to the other LDS buffer
 // after them: the loads are in flight while the matrix cores work.
@@ -27,13 +27,9 @@
 // Compiled for gfx942 and gfx950 and checked in the assembly (MFMA present, no
 // scratch, LDS within limits); the lane layouts are tested on the CPU by
 // simulating the wavefront. Not yet run on AMD hardware.
-#include "common/dispatch.h"
-#include "common/fp8.h"
-#include "common/gemm.h"
-#include "common/mfma_layout.h"
-#include "common/output.h"
-#include "common/portability.h"
-#include "common/registry.h"
+#include "common/api/registry.h"
+#include "common/cdna/mfma_layout.h"
+#include "common/device/kernel.h"
 
 #if !defined(FP8GEMM_HIP_DEVICE_ONLY)
 #include <string>
@@ -300,32 +296,32 @@ Status launch_matrix_cores_cdna(const GemmArgs& args) {
   int device = 0;
   hipDeviceProp_t prop;
   if (hipGetDevice(&device) != hipSuccess || hipGetDeviceProperties(&prop, device) != hipSuccess) {
-    return Status::error(StatusCode::kRuntimeError, "05_matrix_cores: cannot query the current GPU");
+    return Status::error(StatusCode::kRuntimeError, "cannot query the current GPU");
   }
   const std::string arch = prop.gcnArchName;  // e.g. "gfx942:sramecc+:xnack-"
   const bool cdna3 = arch.rfind("gfx942", 0) == 0;
   const bool cdna4 = arch.rfind("gfx950", 0) == 0;
   if (!cdna3 && !cdna4) {
     return Status::error(StatusCode::kNotSupported,
-                         "05_matrix_cores (AMD): built for gfx942 and gfx950, this GPU is " + arch);
+                         "built for gfx942 and gfx950, this GPU is " + arch);
   }
   if (cdna3 && !(a_fnuz && b_fnuz)) {
     return Status::error(StatusCode::kNotSupported,
-                         "05_matrix_cores on gfx942: A and B must be e4m3fnuz or e5m2fnuz (the CDNA3 MFMA formats)");
+                         "on gfx942: A and B must be e4m3fnuz or e5m2fnuz (the CDNA3 MFMA formats)");
   }
   if (cdna4 && (a_fnuz || b_fnuz)) {
     return Status::error(StatusCode::kNotSupported,
-                         "05_matrix_cores on gfx950: A and B must be e4m3 or e5m2 (OCP, the CDNA4 MFMA formats)");
+                         "on gfx950: A and B must be e4m3 or e5m2 (OCP, the CDNA4 MFMA formats)");
   }
 #endif
   if (a_fnuz != b_fnuz) {
     return Status::error(StatusCode::kNotSupported,
-                         "05_matrix_cores (AMD): A and B must both be FNUZ (gfx942) or both OCP (gfx950)");
+                         "A and B must both be FNUZ (gfx942) or both OCP (gfx950)");
   }
   const int64_t blocks_m = (args.m + kBlockM - 1) / kBlockM;
   const int64_t blocks_n = (args.n + kBlockN - 1) / kBlockN;
   if (blocks_m > 65535 || blocks_n > 0x7FFFFFFF) {
-    return Status::error(StatusCode::kNotSupported, "05_matrix_cores (AMD): M <= 65535 * 128 required");
+    return Status::error(StatusCode::kNotSupported, "M <= 65535 * 128 required");
   }
   const dim3 grid(static_cast<unsigned>(blocks_n), static_cast<unsigned>(blocks_m));
   return dispatch_fp8_formats(args.a_format, args.b_format, [&](auto format_a, auto format_b) {
@@ -333,16 +329,16 @@ Status launch_matrix_cores_cdna(const GemmArgs& args) {
     if constexpr (fp8_is_fnuz(format_a.value) == fp8_is_fnuz(format_b.value)) {
       matrix_cores_cdna_kernel<format_a.value, format_b.value><<<grid, dim3(kThreads), 0, args.stream>>>(args);
     }
-    return status_from_launch("05_matrix_cores");
+    return status_from_launch();
   });
 }
 
 }  // namespace
-
-FP8GEMM_REGISTER_STEP(kRegisteredMatrixCoresCdna,
-                      StepInfo{5, "05_matrix_cores",
-                               "matrix cores: FP8 MFMA (gfx942 FNUZ, gfx950 OCP), 4 wavefronts of 64x64, LDS double "
-                               "buffer",
-                               StepConstraints{1, 1, 16, 16}, &launch_matrix_cores_cdna});
-
 }  // namespace fp8gemm
+
+// This folder's step on AMD GPUs (on NVIDIA ones, step_sm90a.cu registers the
+// wgmma kernel under the same number and name). MFMA's accumulation is treated
+// as FP32 here; the chapter (CDNA.md) says what is and is not known about it.
+FP8GEMM_REGISTER_STEP("matrix cores: FP8 MFMA (gfx942 FNUZ, gfx950 OCP), 4 wavefronts of 64x64, LDS double buffer",
+                      fp8gemm::launch_matrix_cores_cdna, (fp8gemm::StepConstraints{1, 1, 16, 16}),
+                      fp8gemm::Accumulation::kFp32);

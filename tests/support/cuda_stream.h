@@ -5,7 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "common/cuda_check.h"
+#include "common/api/cuda_check.h"
 
 namespace fp8gemm::test_support {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "common/output.h"
+#include "common/device/output.h"
 
 namespace fp8gemm::test_support {
 

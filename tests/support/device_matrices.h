@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/cuda_check.h"
-#include "common/gemm.h"
-#include "common/quantize.h"
+#include "common/api/cuda_check.h"
+#include "common/api/gemm.h"
+#include "common/fp8/quantize.h"
 
 namespace fp8gemm::test_support {
 

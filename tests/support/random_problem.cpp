@@ -9,30 +9,13 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <random>
-#include <set>
-#include <thread>
 #include <tuple>
+
+#include "common/check/parallel.h"
 
 namespace fp8gemm::test_support {
 
 namespace {
-
-// Runs body(begin, end) over [0, count) split into one contiguous chunk per
-// hardware thread.
-template <typename Body>
-void parallel_for(int64_t count, Body body) {
-  const int64_t threads =
-      std::max<int64_t>(1, std::min<int64_t>(std::thread::hardware_concurrency(), count / 65536 + 1));
-  const int64_t chunk = (count + threads - 1) / threads;
-  std::vector<std::thread> pool;
-  for (int64_t t = 1; t < threads; ++t) {
-    const int64_t begin = t * chunk;
-    pool.emplace_back([=]() { body(begin, std::min(count, begin + chunk)); });
-  }
-  body(0, std::min(count, chunk));
-  for (std::thread& t : pool) t.join();
-}
 
 // One N(0, 1) sample that depends only on (seed, index): Box-Muller on the
 // two 32-bit halves of a hash of the pair.
@@ -78,37 +61,6 @@ QuantizedMatrix random_fp8_matrix(int64_t rows, int64_t cols, Fp8Format format, 
   return quantize(x.data(), rows, cols, cols, format, ScaleGranularity::kPerTensor);
 }
 
-std::vector<double> dequantize_rows(const QuantizedMatrix& q, const std::vector<int64_t>& rows) {
-  std::vector<double> values(rows.size() * static_cast<size_t>(q.cols));
-  parallel_for(static_cast<int64_t>(rows.size()), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t row = rows[static_cast<size_t>(i)];
-      for (int64_t c = 0; c < q.cols; ++c) {
-        const float scale = q.scales[static_cast<size_t>(scale_index(row, c, q.rows, q.cols, q.granularity))];
-        const uint8_t code = q.codes[static_cast<size_t>(row * q.cols + c)];
-        // At most 4 significant bits times 24: exact in double.
-        values[static_cast<size_t>(i * q.cols + c)] =
-            static_cast<double>(fp8_to_float(code, q.format)) * static_cast<double>(scale);
-      }
-    }
-  });
-  return values;
-}
-
-std::vector<int64_t> rows_to_check(int64_t m, int64_t max_rows, uint64_t seed) {
-  std::vector<int64_t> rows;
-  if (m <= max_rows) {
-    for (int64_t i = 0; i < m; ++i) rows.push_back(i);
-    return rows;
-  }
-  // The edges are where a ragged M goes wrong; the rest are a random sample.
-  std::set<int64_t> chosen{0, m - 1};
-  std::mt19937_64 engine(seed);
-  std::uniform_int_distribution<int64_t> any_row(1, m - 2);
-  while (static_cast<int64_t>(chosen.size()) < max_rows) chosen.insert(any_row(engine));
-  return std::vector<int64_t>(chosen.begin(), chosen.end());
-}
-
 std::string describe(const ProblemShape& shape) {
   return std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" + std::to_string(shape.k) + " " +
          fp8_name(shape.a_format) + " x " + fp8_name(shape.b_format);
@@ -130,24 +82,13 @@ std::shared_ptr<const ReferencedProblem> referenced_problem(const ProblemShape& 
   problem->b = cached_operand('B', shape.n, shape.k, shape.b_format);
   const Clock::time_point inputs_made = Clock::now();
 
-  const double multiply_adds =
-      static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
-  const bool every_row = multiply_adds <= static_cast<double>(kFullReferenceLimit);
   uint64_t rows_seed = run_seed();
   for (int64_t value : {shape.m, shape.n, shape.k, int64_t{static_cast<int>(shape.a_format)},
                         int64_t{static_cast<int>(shape.b_format)}}) {
     rows_seed = mix_seed(rows_seed, static_cast<uint64_t>(value));
   }
-  const std::vector<int64_t> rows = rows_to_check(shape.m, every_row ? shape.m : kCheckedRows, rows_seed);
-
-  // Only the checked rows of A are dequantized; B is needed whole.
-  std::vector<int64_t> all_b_rows(static_cast<size_t>(shape.n));
-  for (int64_t i = 0; i < shape.n; ++i) all_b_rows[static_cast<size_t>(i)] = i;
-  const std::vector<double> a_rows = dequantize_rows(*problem->a, rows);
-  const std::vector<double> b_values = dequantize_rows(*problem->b, all_b_rows);
-  problem->reference =
-      reference_gemm(a_rows.data(), b_values.data(), static_cast<int64_t>(rows.size()), shape.n, shape.k);
-  problem->reference.rows = rows;  // row i of the compact product is row rows[i] of D
+  const std::vector<int64_t> rows = rows_to_check(shape.m, shape.n, shape.k, rows_seed);
+  problem->reference = reference_of_rows(*problem->a, *problem->b, rows);
   const std::chrono::duration<double> input_seconds = inputs_made - start;
   const std::chrono::duration<double> reference_seconds = Clock::now() - inputs_made;
   std::printf("[ PROBLEM  ] %s: inputs %.2f s, reference %.2f s on %zu of %lld rows\n", describe(shape).c_str(),

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "common/fp8.h"
-#include "common/quantize.h"
-#include "common/reference.h"
+#include "common/fp8/fp8.h"
+#include "common/fp8/quantize.h"
+#include "common/check/check.h"
 #include "support/seed.h"
 
 namespace fp8gemm::test_support {
@@ -26,15 +26,6 @@ std::vector<float> random_normal_matrix(int64_t rows, int64_t cols, uint64_t see
 
 /// A rows x cols FP8 operand: random_normal_matrix quantized per tensor.
 QuantizedMatrix random_fp8_matrix(int64_t rows, int64_t cols, Fp8Format format, uint64_t seed);
-
-/// The listed rows of a quantized matrix, dequantized exactly to doubles:
-/// rows.size() x cols, row-major.
-std::vector<double> dequantize_rows(const QuantizedMatrix& q, const std::vector<int64_t>& rows);
-
-/// The rows of D a test compares with the reference: all of them when
-/// M <= max_rows, else the first, the last and max_rows - 2 others drawn at
-/// random without repeats, in increasing order.
-std::vector<int64_t> rows_to_check(int64_t m, int64_t max_rows, uint64_t seed);
 
 /// Shape and operand formats of one GEMM problem.
 struct ProblemShape {
@@ -55,12 +46,6 @@ struct ReferencedProblem {
   std::shared_ptr<const QuantizedMatrix> b;  ///< B: N x K codes (ld = K) and its per-tensor scale.
   ReferenceProduct reference;            ///< R and S of the rows listed in reference.rows.
 };
-
-/// Largest M * N * K whose reference is computed on every row; larger
-/// problems are checked on kCheckedRows rows.
-inline constexpr int64_t kFullReferenceLimit = int64_t{1} << 33;
-/// Rows checked against the reference in a large problem.
-inline constexpr int64_t kCheckedRows = 256;
 
 /// The problem of this shape for this run: made (operands, reference) on
 /// the first call and cached, so that every step and output type of a shape

@@ -1,0 +1,131 @@
+/// @file reference.h
+/// @brief The correctness oracle of every test: an FP64 GEMM on dequantized
+///        operands, the error metrics, and the tolerance a correct FP8 GEMM
+///        meets (derived in docs/tolerances.md).
+///
+/// The reference multiplies the *dequantized* FP8 operands (code * scale,
+/// exact in double), so it measures the kernel's own error (accumulation,
+/// scaling, output rounding) and not the quantization error of the inputs.
+/// Alongside R = A * B^T it returns S = |A| * |B|^T, the sum of the absolute
+/// products, which is what a rounding-error bound of a sum is proportional to.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/api/gemm.h"
+
+namespace fp8gemm {
+
+// -----------------------------------------------------------------------------
+// The FP64 reference GEMM
+// -----------------------------------------------------------------------------
+
+/// R and S for some or all rows of an M x N product, row-major with leading
+/// dimension N: element (i, j) belongs to row rows[i] of the product.
+struct ReferenceProduct {
+  int64_t n = 0;                ///< Columns of the product (N).
+  std::vector<int64_t> rows;    ///< Which rows of the product are held, in order.
+  std::vector<double> value;    ///< R[m,n] = sum_k A[m,k] * B[n,k]; rows.size() x n.
+  std::vector<double> abs_sum;  ///< S[m,n] = sum_k |A[m,k] * B[n,k]|; rows.size() x n.
+
+  /// R of the i-th held row, column j.
+  double r(int64_t i, int64_t j) const { return value[static_cast<size_t>(i * n + j)]; }
+  /// S of the i-th held row, column j.
+  double s(int64_t i, int64_t j) const { return abs_sum[static_cast<size_t>(i * n + j)]; }
+};
+
+/// FP64 GEMM of every row: R = A * B^T and S = |A| * |B|^T.
+///
+/// `a` is M x K and `b` is N x K, both row-major with K contiguous (the
+/// K-major layout of the GEMM) and no padding. Blocked for the caches and run
+/// on `threads` threads (0: std::thread::hardware_concurrency()). The result
+/// does not depend on the number of threads. Throws std::invalid_argument
+/// when M, N or K < 1.
+ReferenceProduct reference_gemm(const double* a, const double* b, int64_t m, int64_t n, int64_t k,
+                                int threads = 0);
+
+/// As reference_gemm, for the listed rows of A only (any order, repeats
+/// allowed): the way to check a shape too large to compute in full. Row i of
+/// the result is, bit for bit, row rows[i] of reference_gemm(). Throws
+/// std::out_of_range when a row is not in [0, M).
+ReferenceProduct reference_gemm_rows(const double* a, const double* b, int64_t m, int64_t n, int64_t k,
+                                     const std::vector<int64_t>& rows, int threads = 0);
+
+// -----------------------------------------------------------------------------
+// Error metrics
+// -----------------------------------------------------------------------------
+
+/// How far an output D is from the reference R, over `elements` pairs.
+/// Non-finite elements of D are counted, and the other metrics are taken over
+/// the finite ones.
+struct ErrorMetrics {
+  int64_t elements = 0;              ///< Pairs compared.
+  int64_t non_finite = 0;            ///< Elements of D that are NaN or infinite.
+  double max_abs_error = 0.0;        ///< max |D - R|.
+  double norm_relative_error = 0.0;  ///< ||D - R|| / ||R|| (Frobenius); 0 if both are 0, infinite if only R is.
+  double calc_diff = 0.0;            ///< DeepGEMM's 1 - 2 sum(D R) / sum(D^2 + R^2); 0 if both are 0.
+};
+
+/// Metrics of `count` outputs `d` (as floats) against the reference `r`.
+ErrorMetrics measure_error(const float* d, const double* r, int64_t count);
+
+// -----------------------------------------------------------------------------
+// The tolerance policy
+// -----------------------------------------------------------------------------
+
+/// Unit roundoff of FP32: 2^-24.
+inline constexpr double kFp32UnitRoundoff = 0x1p-24;
+/// Unit roundoff of BF16 (8 significant bits): 2^-8.
+inline constexpr double kBf16UnitRoundoff = 0x1p-8;
+/// Modelled unit roundoff of the Hopper FP8 tensor-core accumulator, which
+/// keeps "around 14 bits" (DeepSeek-V3 report): 2^-13.
+inline constexpr double kTensorCoreUnitRoundoff = 0x1p-13;
+/// K between promotions of tensor-core partial sums into FP32 registers.
+inline constexpr int64_t kPromotionInterval = 128;
+
+/// Unit roundoff of rounding an FP32 result to the output type (2^-8 for
+/// BF16; 2^-24 for FP32, one spare rounding for an epilogue).
+double output_unit_roundoff(OutputType type);
+
+/// Higham's gamma_n = n u / (1 - n u): the relative error bound of n
+/// successive roundings with unit roundoff u. Infinite when n u >= 1 (the
+/// bound then says nothing).
+double rounding_gamma(int64_t n, double u);
+
+/// Bounds that a correct GEMM result meets, for one output type, K and
+/// accumulation. Per element: |D - R| <= element_bound(R, S).
+struct Tolerance {
+  double r_coefficient = 0.0;  ///< Coefficient of |R| in the per-element bound (output rounding).
+  double s_coefficient = 0.0;  ///< Coefficient of S in the per-element bound (accumulation); may be infinite.
+  double absolute = 0.0;       ///< Absolute slack for results in the subnormal range.
+  double norm_relative = 0.0;  ///< Bound on ||D - R|| / ||R||.
+  double calc_diff = 0.0;      ///< Bound on calc_diff, implied by norm_relative.
+
+  /// Largest |D - R| allowed where the reference is r and the absolute sum s.
+  double element_bound(double r, double s) const;
+};
+
+/// The tolerance of a GEMM with output `type`, reduction length `k` and
+/// accumulation `accumulation`. Throws std::invalid_argument when k < 1.
+Tolerance gemm_tolerance(OutputType type, int64_t k, Accumulation accumulation);
+
+/// Outcome of comparing an output with the reference under a Tolerance.
+struct ToleranceCheck {
+  ErrorMetrics metrics;              ///< The metrics of the whole comparison.
+  int64_t elements_over_bound = 0;   ///< Finite elements with |D - R| > element_bound(R, S).
+  /// The element that most needs a look: the first non-finite one if any,
+  /// else the one with the largest |D - R| / element_bound; -1 if none.
+  int64_t worst_index = -1;
+  double worst_ratio = 0.0;          ///< |D - R| / element_bound at worst_index (infinite for non-finite D).
+  bool passed = false;               ///< No non-finite D, no element over its bound, norms within bounds.
+  std::string failure;               ///< Empty when passed; otherwise which rule broke.
+};
+
+/// Checks `count` outputs `d` against the reference values `r` and absolute
+/// sums `s` under `tolerance`. A NaN or infinity in d never passes.
+ToleranceCheck check_tolerance(const float* d, const double* r, const double* s, int64_t count,
+                               const Tolerance& tolerance);
+
+}  // namespace fp8gemm

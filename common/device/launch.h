@@ -1,0 +1,51 @@
+/// @file launch.h
+/// @brief Launch helpers shared by the steps' launchers.
+#pragma once
+
+#include <cstdint>
+
+#include "common/api/gemm.h"
+
+namespace fp8gemm {
+
+/// True when every row of A and of B starts on a `bytes` boundary (the
+/// pointers aligned, lda and ldb multiples of `bytes`), so that a kernel may
+/// load the rows in vectors of that size.
+inline bool operand_rows_aligned(const GemmArgs& args, int64_t bytes) {
+  auto aligned = [bytes](const void* p) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; };
+  return aligned(args.a) && aligned(args.b) && args.lda % bytes == 0 && args.ldb % bytes == 0;
+}
+
+/// True when every row of D starts on a `bytes` boundary (pointer aligned,
+/// ldd times the element size a multiple of `bytes`).
+inline bool output_rows_aligned(const GemmArgs& args, int64_t bytes) {
+  return reinterpret_cast<uintptr_t>(args.d) % bytes == 0 && (args.ldd * output_bytes(args.d_type)) % bytes == 0;
+}
+
+/// Maps the runtime's error after a launch to a Status: success, kNotSupported
+/// (no kernel image for this GPU, naming what the step was built for), or
+/// kRuntimeError with the runtime's message. `context`, if not empty, starts
+/// the message (run_step() adds the step's folder itself).
+Status status_from_launch(const char* context = "");
+
+/// A grid has at most this many blocks along y (and z); x allows 2^31 - 1.
+inline constexpr int64_t kMaxGridY = 65535;
+
+/// Runs `launch(band)` for consecutive bands of at most `max_rows` rows of A
+/// and D, so that a launcher whose grid puts row tiles on gridDim.y (at most
+/// kMaxGridY blocks) still accepts every M: `band` is `args` with `a`, `d` and
+/// `m` moved to the band. Stops at, and returns, the first error.
+template <typename Launch>
+Status for_each_row_band(const GemmArgs& args, int64_t max_rows, Launch&& launch) {
+  for (int64_t row = 0; row < args.m; row += max_rows) {
+    GemmArgs band = args;
+    band.m = args.m - row < max_rows ? args.m - row : max_rows;
+    band.a = args.a + row * args.lda;  // FP8: one byte per element
+    band.d = static_cast<uint8_t*>(args.d) + row * args.ldd * output_bytes(args.d_type);
+    const Status status = launch(band);
+    if (!status.ok()) return status;
+  }
+  return Status::success();
+}
+
+}  // namespace fp8gemm

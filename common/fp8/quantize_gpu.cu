@@ -1,0 +1,151 @@
+// GPU quantization: the same three passes as the host quantize(), as three
+// kernels on one stream, with the scale array itself as the working storage.
+//
+//   1. group_amax_kernel     each block reduces a tile that lies inside one
+//                            group and folds it into the group's amax with an
+//                            atomic max (scales[] holds amax bits meanwhile)
+//   2. amax_to_scale_kernel  scales[i] = dequant_scale_from_amax(amax[i])
+//   3. encode_kernel         codes = quantize_value(x, scale of its group)
+//
+// The amax is exact (a maximum never rounds) and passes 2 and 3 call the same
+// functions as the host, so the output is bit-identical to quantize().
+#include "common/fp8/quantize.h"
+#include "common/device/launch.h"
+
+namespace fp8gemm {
+namespace {
+
+// One thread per column of a 128-column group: each block covers one group
+// width, and a warp reads 32 consecutive floats of a row (coalesced).
+constexpr int kThreads = kQuantGroupSize;
+constexpr int kWarpsPerBlock = kThreads / kWarpSize;
+// Rows of one amax tile when a group spans many rows (per tensor, 128 x 128).
+// It divides 128, so a tile never straddles two 128 x 128 blocks.
+constexpr int kTallTileRows = 32;
+constexpr int64_t kMaxGridY = 65535;  // gridDim.y limit: rows are visited grid-stride
+constexpr int64_t kMaxGridX = 0x7FFFFFFF;
+
+// A tile lies inside one group: 1 x 128 when groups are one row high (per row,
+// 1 x 128), 32 x 128 otherwise.
+int amax_tile_rows(ScaleGranularity g) {
+  return (g == ScaleGranularity::kPerTensor || g == ScaleGranularity::kBlock128x128) ? kTallTileRows : 1;
+}
+
+// Largest value over the block; every thread must call it. Returns the result
+// in every thread.
+__device__ uint32_t block_max(uint32_t value) {
+  __shared__ uint32_t warp_max[kWarpsPerBlock];
+  __shared__ uint32_t result;
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    value = max(value, __shfl_xor_sync(0xFFFFFFFFu, value, offset));
+  }
+  const int warp = threadIdx.x / kWarpSize;
+  if (threadIdx.x % kWarpSize == 0) warp_max[warp] = value;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    uint32_t m = warp_max[0];
+    for (int w = 1; w < kWarpsPerBlock; ++w) m = max(m, warp_max[w]);
+    result = m;
+  }
+  __syncthreads();
+  const uint32_t block_result = result;
+  __syncthreads();  // the next call may overwrite warp_max and result
+  return block_result;
+}
+
+// Pass 1. Block (x, y) reduces the tiles of column group x whose first rows are
+// y * tile_rows, (y + gridDim.y) * tile_rows, ...
+//
+// The amax is kept as the bits of |v|: for non-negative floats (infinity
+// included) the order of the bit patterns as unsigned integers is the order of
+// the values, so the integer atomicMax computes a float maximum exactly.
+// amax_bits must be zero (the bits of +0.0) on entry.
+__global__ void group_amax_kernel(const float* x, int64_t rows, int64_t cols, int64_t ld, ScaleGranularity g,
+                                  int tile_rows, uint32_t* amax_bits) {
+  const int64_t group_col = static_cast<int64_t>(blockIdx.x) * kQuantGroupSize;
+  const int64_t col = group_col + threadIdx.x;
+  for (int64_t tile_row = static_cast<int64_t>(blockIdx.y) * tile_rows; tile_row < rows;
+       tile_row += static_cast<int64_t>(gridDim.y) * tile_rows) {
+    uint32_t thread_max = 0;
+    if (col < cols) {
+      const int64_t row_end = min(tile_row + tile_rows, rows);
+      for (int64_t r = tile_row; r < row_end; ++r) {
+        const uint32_t magnitude = float_bits(x[r * ld + col]) & 0x7FFFFFFFu;
+        if (magnitude <= 0x7F800000u) thread_max = max(thread_max, magnitude);  // NaN is skipped
+      }
+    }
+    const uint32_t tile_max = block_max(thread_max);
+    if (threadIdx.x == 0) atomicMax(&amax_bits[scale_index(tile_row, group_col, rows, cols, g)], tile_max);
+  }
+}
+
+// Pass 2, in place: the amax bits of each group become its scale. One type
+// (uint32_t) for the reads and the writes, so no aliasing question arises.
+__global__ void amax_to_scale_kernel(uint32_t* amax_then_scale_bits, int64_t count, Fp8Format format) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const float amax = float_from_bits(amax_then_scale_bits[i]);
+    amax_then_scale_bits[i] = float_bits(dequant_scale_from_amax(amax, format));
+  }
+}
+
+// Pass 3. Block (x, y) encodes column group x of rows y, y + gridDim.y, ...
+__global__ void encode_kernel(const float* x, int64_t rows, int64_t cols, int64_t ld, ScaleGranularity g,
+                              const float* scales, Fp8Format format, Fp8Overflow overflow, uint8_t* codes) {
+  const int64_t col = static_cast<int64_t>(blockIdx.x) * kQuantGroupSize + threadIdx.x;
+  if (col >= cols) return;
+  for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+    const float scale = scales[scale_index(row, col, rows, cols, g)];
+    codes[row * cols + col] = quantize_value(x[row * ld + col], scale, format, overflow);
+  }
+}
+
+Status runtime_error(const char* what, cudaError_t err) {
+  return Status::error(StatusCode::kRuntimeError,
+                       std::string("quantize_on_gpu: ") + what + ": " + cudaGetErrorString(err));
+}
+
+}  // namespace
+
+Status quantize_on_gpu(const float* x, int64_t rows, int64_t cols, int64_t ld, Fp8Format format,
+                       ScaleGranularity granularity, uint8_t* codes, float* scales, cudaStream_t stream,
+                       Fp8Overflow overflow) {
+  Status status = validate_quantize_args(x, rows, cols, ld, format, granularity, overflow);
+  if (!status.ok()) return Status::error(status.code, "quantize_on_gpu: " + status.message);
+  if (codes == nullptr || scales == nullptr) {
+    return Status::error(StatusCode::kInvalidArgument, "quantize_on_gpu: codes and scales must not be null pointers");
+  }
+  const int64_t column_groups = (cols + kQuantGroupSize - 1) / kQuantGroupSize;
+  if (column_groups > kMaxGridX) {
+    return Status::error(StatusCode::kNotSupported, "quantize_on_gpu: cols <= 128 * (2^31 - 1) required");
+  }
+  const int64_t count = scale_count(rows, cols, granularity);
+  uint32_t* amax_bits = reinterpret_cast<uint32_t*>(scales);
+
+  // Pass 1: amax per group, accumulated from zero.
+  cudaError_t err = cudaMemsetAsync(scales, 0, static_cast<size_t>(count) * sizeof(float), stream);
+  if (err != cudaSuccess) return runtime_error("cudaMemsetAsync of the scales", err);
+  const int tile_rows = amax_tile_rows(granularity);
+  const int64_t row_tiles = (rows + tile_rows - 1) / tile_rows;
+  const dim3 amax_grid(static_cast<unsigned>(column_groups),
+                       static_cast<unsigned>(row_tiles < kMaxGridY ? row_tiles : kMaxGridY));
+  group_amax_kernel<<<amax_grid, kThreads, 0, stream>>>(x, rows, cols, ld, granularity, tile_rows, amax_bits);
+  status = status_from_launch("quantize_on_gpu (group_amax_kernel)");
+  if (!status.ok()) return status;
+
+  // Pass 2: scales from amaxes. Few elements: a small grid-stride grid suffices.
+  const int64_t scale_blocks = (count + kThreads - 1) / kThreads;
+  amax_to_scale_kernel<<<static_cast<unsigned>(scale_blocks < 1024 ? scale_blocks : 1024), kThreads, 0, stream>>>(
+      amax_bits, count, format);
+  status = status_from_launch("quantize_on_gpu (amax_to_scale_kernel)");
+  if (!status.ok()) return status;
+
+  // Pass 3: the codes.
+  const dim3 encode_grid(static_cast<unsigned>(column_groups),
+                         static_cast<unsigned>(rows < kMaxGridY ? rows : kMaxGridY));
+  encode_kernel<<<encode_grid, kThreads, 0, stream>>>(x, rows, cols, ld, granularity, scales, format, overflow,
+                                                      codes);
+  return status_from_launch("quantize_on_gpu (encode_kernel)");
+}
+
+}  // namespace fp8gemm
