@@ -45,7 +45,7 @@ Status count_launch(const GemmArgs&) {
   ++g_launches;
   return Status::success();
 }
-Status fail_launch(const GemmArgs&) { return Status::error(StatusCode::kRuntimeError, "99_fake: launch failed"); }
+Status fail_launch(const GemmArgs&) { return Status::error(StatusCode::kRuntimeError, "launch failed"); }
 
 StepInfo fake_step(const StepConstraints& constraints = {}, StepLauncher launch = &count_launch) {
   return StepInfo{99, "99_fake", "counts its launches", constraints, launch};
@@ -298,7 +298,7 @@ TEST(RunStep, LaunchesOnceWhenEverythingHolds) {
   EXPECT_EQ(g_launches, 1);
 }
 
-TEST(RunStep, ReturnsTheLaunchersStatus) {
+TEST(RunStep, ReturnsTheLaunchersStatusPrefixedWithTheStepsFolder) {
   const Status status = run_step(fake_step({}, &fail_launch), valid_args());
   EXPECT_EQ(status.code, StatusCode::kRuntimeError);
   EXPECT_EQ(status.message, "99_fake: launch failed");
@@ -339,6 +339,60 @@ TEST(Registry, EveryStepHasAFolderNamedAfterItsNumberATitleAndALauncher) {
     EXPECT_NE(step.launch, nullptr) << step.folder;
     EXPECT_EQ(find_step(step.folder), &step);
   }
+}
+
+TEST(Registry, RefusedNoStepOfThisBuild) {
+  // A step folder copied without a new number ("05_mine" beside
+  // "05_matrix_cores") is refused at start-up; this test names both folders.
+  for (const std::string& refusal : refused_steps()) ADD_FAILURE() << refusal;
+}
+
+TEST(Registry, EveryStepSaysHowItAccumulates) {
+  for (const StepInfo& step : registered_steps()) {
+    EXPECT_NE(step.accumulation, Accumulation::kTensorCoreFast)
+        << step.folder << ": register kTensorCorePromoted; fast accumulation is a run-time switch";
+    EXPECT_EQ(accumulation_of(step, false), step.accumulation) << step.folder;
+  }
+}
+
+TEST(StepRegistry, RefusesASecondStepWithATakenNumberNamingBothFolders) {
+  StepRegistry registry;
+  StepInfo first = fake_step();
+  first.number = 5;
+  first.folder = "05_matrix_cores";
+  StepInfo copy = first;
+  copy.folder = "05_mine";
+  EXPECT_TRUE(registry.add(first));
+  EXPECT_FALSE(registry.add(copy));
+  ASSERT_EQ(registry.steps().size(), 1u);
+  EXPECT_EQ(registry.steps()[0].folder, "05_matrix_cores");
+  ASSERT_EQ(registry.refusals().size(), 1u);
+  EXPECT_TRUE(contains(registry.refusals()[0], "steps/05_mine")) << registry.refusals()[0];
+  EXPECT_TRUE(contains(registry.refusals()[0], "steps/05_matrix_cores")) << registry.refusals()[0];
+}
+
+TEST(StepRegistry, KeepsStepsInLadderOrderWhateverTheRegistrationOrder) {
+  StepRegistry registry;
+  for (int number : {9, 1, 5}) {
+    StepInfo step = fake_step();
+    step.number = number;
+    step.folder = "0" + std::to_string(number) + "_x";
+    EXPECT_TRUE(registry.add(step));
+  }
+  ASSERT_EQ(registry.steps().size(), 3u);
+  EXPECT_EQ(registry.steps()[0].number, 1);
+  EXPECT_EQ(registry.steps()[1].number, 5);
+  EXPECT_EQ(registry.steps()[2].number, 9);
+  EXPECT_TRUE(registry.refusals().empty());
+}
+
+TEST(AccumulationOf, TensorCoreStepsHonourFastAccumulationFp32StepsIgnoreIt) {
+  StepInfo fma = fake_step();
+  StepInfo tensor = fake_step();
+  tensor.accumulation = Accumulation::kTensorCorePromoted;
+  EXPECT_EQ(accumulation_of(fma, true), Accumulation::kFp32);
+  EXPECT_EQ(accumulation_of(tensor, false), Accumulation::kTensorCorePromoted);
+  EXPECT_EQ(accumulation_of(tensor, true), Accumulation::kTensorCoreFast);
 }
 
 TEST(DescribeConstraints, DefaultConstraintsListEveryFormatAndOutput) {

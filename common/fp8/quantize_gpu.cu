@@ -22,7 +22,6 @@ constexpr int kWarpsPerBlock = kThreads / kWarpSize;
 // Rows of one amax tile when a group spans many rows (per tensor, 128 x 128).
 // It divides 128, so a tile never straddles two 128 x 128 blocks.
 constexpr int kTallTileRows = 32;
-constexpr int64_t kMaxGridY = 65535;  // gridDim.y limit: rows are visited grid-stride
 constexpr int64_t kMaxGridX = 0x7FFFFFFF;
 
 // A tile lies inside one group: 1 x 128 when groups are one row high (per row,

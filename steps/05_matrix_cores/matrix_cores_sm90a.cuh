@@ -55,7 +55,7 @@ constexpr int kBlockM = 64;       // rows of D per block: the M of one wgmma
 constexpr int kBlockN = 128;      // columns of D per block: the N of one wgmma
 constexpr int kBlockK = 128;      // K per stage: one 128-byte swizzle row of FP8
 constexpr int kStages = 3;        // the ring: K blocks kb + 1, kb + 2 in flight while kb is computed
-constexpr int kBlocksPerSm = 3;   // 3 x 74 KB of shared memory in 228 KB; 3 x 128 threads x <= 168 registers
+constexpr int kBlocksPerSm = 3;   // 3 x (74 + 1 reserved) KB of shared memory in 228 KB; registers <= 168
 constexpr int kThreads = sm90::kWarpgroupThreads;  // one warpgroup loads and computes
 
 constexpr int kTileBytesA = kBlockM * kBlockK;  // FP8: one byte per element
@@ -78,7 +78,7 @@ constexpr size_t kDynamicSharedBytes = kStages * kTileBytesB + 1024;
 // in the 128-byte swizzle, the layout make_kmajor_sw128_descriptor describes.
 // Rows 8 apart have the same pattern: spreading a row's chunks over all the
 // banks lets wgmma read a 32-byte column of 8 rows without bank conflicts.
-constexpr uint32_t swizzled_offset(int row, int chunk) {
+FP8GEMM_HOST_DEVICE constexpr uint32_t swizzled_offset(int row, int chunk) {
   return static_cast<uint32_t>(row * kBlockK + ((chunk ^ (row % 8)) * kChunkBytes));
 }
 static_assert(swizzled_offset(0, 5) == 80 && swizzled_offset(3, 1) == 3 * 128 + 2 * 16 &&

@@ -255,7 +255,7 @@ Status launch_tma_warp_specialization(const GemmArgs& args) {
   const int64_t tiles = ((args.m + kBlockM - 1) / kBlockM) * ((args.n + kBlockN - 1) / kBlockN);
   if (args.m > kMaxExtent || args.n > kMaxExtent || args.k > kMaxExtent - kBlockK || tiles > kMaxExtent) {
     return Status::error(StatusCode::kNotSupported,
-                         std::string("M, N, K < 2^31 and at most 2^31 - 1 tiles of 128 x 128 required");
+                         "M, N, K < 2^31 and at most 2^31 - 1 tiles of 128 x 128 required");
   }
 
   CUtensorMap map_a, map_b;
