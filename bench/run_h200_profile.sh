@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The measurements the chapters quote beyond the benchmark, in one GPU call:
 #   sweep_04.json     step 04's tile sweep (steps/04_double_buffering/sweep.cu)
-#   counters.csv      Nsight Compute counters of steps 01-05 (steps/profile_counters.sh)
+#   counters.csv      Nsight Compute counters of steps 01-06 (steps/profile_counters.sh)
 #   accumulation.log  step 05 / cuBLASLt errors vs FP64 at K = 16384
 #                     (steps/05_matrix_cores/accumulation_experiment.sh)
 #   ptxas.log         registers, shared memory and spills of every kernel
@@ -28,6 +28,6 @@ timeout 120 bash "$source_dir/steps/05_matrix_cores/accumulation_experiment.sh" 
 grep -E "===|norm" "$out/accumulation.log" | head -n 40
 
 echo "== Nsight Compute counters"
-STEPS="01 02 03 04 05" timeout 300 bash "$source_dir/steps/profile_counters.sh" "$out/counters.csv" \
+STEPS="01 02 03 04 05 06" timeout 300 bash "$source_dir/steps/profile_counters.sh" "$out/counters.csv" \
   "$build_dir/bench/fp8gemm" 2>&1 | tail -n 20
 echo "done after ${SECONDS}s"

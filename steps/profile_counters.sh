@@ -27,6 +27,7 @@ declare -A kernel_of=(
   [03]=bank_conflicts_kernel
   [04]=double_buffering_kernel
   [05]=wgmma_fp8_gemm_kernel
+  [06]=wgmma_fp8_gemm_kernel
 )
 
 wanted=(

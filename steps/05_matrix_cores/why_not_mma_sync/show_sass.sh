@@ -2,7 +2,7 @@
 # Prints the SASS behind the chapter's "Why not mma.sync" section:
 #   1. mma_sync_fp8.cu (FP8 mma.sync m16n8k32) compiled for sm_90a: F2FP unpacks + HMMA;
 #   2. with an argument, the main loop of step 05's wgmma kernel from that object
-#      (e.g. build/steps/CMakeFiles/fp8gemm_steps.dir/05_matrix_cores/matrix_cores_sm90a.cu.o): QGMMA.
+#      (build/steps/CMakeFiles/step_05_matrix_cores.dir/05_matrix_cores/step_sm90a.cu.o): QGMMA.
 # Needs nvcc and cuobjdump (+ nvdisasm; pip: nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -26,5 +26,5 @@ if [[ $# -ge 1 ]]; then
   # First sm_90a function of the e4m3 x e4m3 promoted kernel (template arguments 0, 0, true).
   "$cuobjdump" -sass "$1" | strip |
     awk '/Function :.*wgmma_fp8_gemm_kernelILNS_9Fp8FormatE0ELS2_0ELb1E/ { on = 1; next } /Function :/ { on = 0 } on' |
-    grep -E 'TRYWAIT|WARPGROUP|QGMMA|SYNCS.ARRIVE' | head -12
+    grep -E 'LDGSTS|BAR.SYNC|WARPGROUP|QGMMA' | head -16
 fi
