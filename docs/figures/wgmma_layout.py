@@ -1,19 +1,20 @@
-"""Draws the figures of step 05's Hopper half (the wgmma kernel).
+"""Draws the figures of the Hopper wgmma steps (05 and 06).
 
-Writes into steps/05_matrix_cores/:
+Writes into steps/05_matrix_cores/ (step 05, wgmma itself):
   wgmma_accumulator_layout.png  which thread and register of the warpgroup hold
                                 each element of the 64 x N FP32 accumulator of
                                 wgmma.m64nNk32 (first 16 columns; the pattern
                                 repeats every 8 columns)
   wgmma_sw128_layout.png        the 128-byte swizzle of a K-major FP8 tile in
-                                shared memory (as the TMA writes it and wgmma
-                                reads it), with the 32-byte K slices of the four
-                                k32 wgmmas
+                                shared memory (as step 05's cp.async copies and
+                                step 06's TMA write it and wgmma reads it), with
+                                the 32-byte K slices of the four k32 wgmmas
+and into steps/06_tma_warp_specialization/ (step 06):
   wgmma_pipeline.png            the warp-specialized pipeline: the TMA thread
                                 filling a ring of stages, two consumer
                                 warpgroups multiplying and promoting
 
-The fragment formula mirrors wgmma_m64n128k32 in common/hopper.h; main()
+The fragment formula mirrors wgmma_m64n128k32 in common/sm90/wgmma.cuh; main()
 checks that it covers the tile exactly once before drawing.
 Run: python3 docs/figures/wgmma_layout.py  (needs matplotlib)
 """
@@ -26,11 +27,12 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Patch, Rectangle
 
 OUT_DIR = pathlib.Path(__file__).resolve().parents[2] / "steps" / "05_matrix_cores"
+PIPELINE_DIR = pathlib.Path(__file__).resolve().parents[2] / "steps" / "06_tma_warp_specialization"
 WARP_COLORS = ["#9fc5e8", "#f9cb9c", "#b6d7a8", "#d5a6bd"]  # warps 0..3 of the warpgroup
 SLICE_COLORS = ["#6fa8dc", "#f6b26b", "#93c47d", "#c27ba0"]  # k32 slices 0..3
 
 
-# ---- mirror of common/hopper.h: (warp, lane, register) -> (row, column) of D ----
+# ---- mirror of common/sm90/wgmma.cuh: (warp, lane, register) -> (row, column) of D ----
 def accumulator_element(warp, lane, reg):
     """d[4j + 2h + e] of lane l in warp w is D[16w + l/4 + 8h][8j + 2(l%4) + e]."""
     j, h, e = reg // 4, (reg // 2) % 2, reg % 2
@@ -189,10 +191,12 @@ def draw_pipeline(path, stages=6, k_blocks=12):
 
 def main():
     OUT_DIR.mkdir(parents=True, exist_ok=True)
+    PIPELINE_DIR.mkdir(parents=True, exist_ok=True)
     draw_accumulator(OUT_DIR / "wgmma_accumulator_layout.png")
     draw_swizzle(OUT_DIR / "wgmma_sw128_layout.png")
-    draw_pipeline(OUT_DIR / "wgmma_pipeline.png")
-    print(f"wrote {OUT_DIR}/wgmma_accumulator_layout.png, wgmma_sw128_layout.png, wgmma_pipeline.png")
+    draw_pipeline(PIPELINE_DIR / "wgmma_pipeline.png")
+    print(f"wrote {OUT_DIR}/wgmma_accumulator_layout.png, wgmma_sw128_layout.png "
+          f"and {PIPELINE_DIR}/wgmma_pipeline.png")
 
 
 if __name__ == "__main__":

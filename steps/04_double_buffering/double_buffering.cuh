@@ -12,7 +12,7 @@
 //     shared without registers), with a plain load into registers on AMD and
 //     where rows are not 16-byte aligned. One barrier per slice.
 //  2. the thread that copied a vector decodes it and stores 16 floats into
-//     the next stage, transposed (k-major: a row of the stage is one k), so the
+//     the next stage, transposed (M-major: m contiguous, a row of the stage is one k), so the
 //     compute loop is an FP32 GEMM: two 16-byte shared loads per 8 values, no
 //     conversion, and (BM + BN) / (BM * BN) = 1/64 decodes per FFMA instead
 //     of 1/4. The chapter (README.md) has the arithmetic.
@@ -135,7 +135,7 @@ __global__ void FP8GEMM_LAUNCH_BOUNDS(Tile::kThreads) double_buffering_kernel(Ge
   static_assert(kThreadsM % kLaneRows == 0 && kThreadsN % kLaneCols == 0, "lane groups tile the threads");
   static_assert(kThreads % kWarpSize == 0, "whole warps (NVIDIA) and wavefronts (AMD)");
 
-  // Stages are FP32 and k-major: stage[s][k][m]. After them, on CUDA, the
+  // Stages are FP32 and M-major (m contiguous): stage[s][k][m]. After them, on CUDA, the
   // landing area where cp.async puts the thread's raw vectors.
   extern __shared__ Float4 shared_memory[];
   auto a_stage = reinterpret_cast<float(*)[BK][BM]>(shared_memory);
@@ -197,7 +197,7 @@ __global__ void FP8GEMM_LAUNCH_BOUNDS(Tile::kThreads) double_buffering_kernel(Ge
     }
   };
 
-  // Waits for this thread's vectors, decodes them and stores them, k-major,
+  // Waits for this thread's vectors, decodes them and stores them M-major (one k per row),
   // into stage s.
   auto store_slice = [&](int s) {
     if constexpr (kAsyncCopy) {
