@@ -1,13 +1,21 @@
 """Reads results files of fp8gemm_bench and fp8gemm (Google Benchmark's JSON layout).
 
 Shared by plot.py and make_table.py. A case is named `<contender>/<M>x<N>x<K>`, where the
-contender is a step folder (`01_naive`) or a cuBLASLt mode (`cublaslt`, `cublaslt_fast`).
+contender is a step folder (`01_naive`), a tensor-core step without promotion
+(`05_matrix_cores_fast`) or a cuBLASLt mode (`cublaslt`, `cublaslt_fast`).
+
+Which row stands for a case: its median aggregate (run_type "aggregate", aggregate_name
+"median"), which is what the programs write since they run repetitions; in a file without
+one for the case (written before, or run with one repetition), its iteration row. Skipped
+cases (error_occurred, skipped) are left out. Nothing here computes a median: the numbers
+are Google Benchmark's.
 """
 import json
-import statistics
 
 CUBLASLT = "cublaslt"
 CUBLASLT_FAST = "cublaslt_fast"
+BASELINES = (CUBLASLT, CUBLASLT_FAST)
+FAST_SUFFIX = "_fast"
 LADDER_SHAPE = "4096x4096x4096"
 DECODE_SHAPE = "64x2112x7168"
 
@@ -20,36 +28,83 @@ def split_name(name):
     return parts[0], parts[1]
 
 
-def load(paths):
-    """TFLOP/s by (contender, shape) over all files, and the context of the first file.
+def case_rows(data):
+    """{(contender, shape): row} of one parsed file, in the order the cases first appear.
 
-    A case measured more than once (repetitions, several files) gives the median of its
-    runs. Skipped cases and Google Benchmark's aggregate rows are left out. Shapes keep
-    the order in which they first appear.
+    The row of a case is its median aggregate, else its first iteration row; skipped
+    cases and rows without TFLOPS are left out.
     """
-    samples = {}
-    context = None
+    rows = {}
+    for entry in data.get("benchmarks", []):
+        if entry.get("error_occurred") or entry.get("skipped") or "TFLOPS" not in entry:
+            continue
+        key = split_name(entry.get("run_name", entry["name"]))
+        run_type = entry.get("run_type", "iteration")
+        if run_type == "aggregate":
+            if entry.get("aggregate_name") != "median":
+                continue
+            rows[key] = entry  # wins over an iteration row of the case
+        elif run_type == "iteration" and key not in rows:
+            rows[key] = entry
+        # an iteration row after the case's first row, or after its median, adds nothing
+    return rows
+
+
+def load_rows(paths):
+    """The row of each case over all files, and [(path, context)] of each file.
+
+    A case in several files takes its row from the first file that has it.
+    """
+    rows = {}
+    contexts = []
     for path in paths:
         with open(path) as f:
             data = json.load(f)
-        if context is None:
-            context = data.get("context", {})
-        for entry in data.get("benchmarks", []):
-            if entry.get("run_type", "iteration") != "iteration":
-                continue
-            if entry.get("error_occurred") or entry.get("skipped") or "TFLOPS" not in entry:
-                continue
-            key = split_name(entry.get("run_name", entry["name"]))
-            samples.setdefault(key, []).append(float(entry["TFLOPS"]))
-    results = {key: statistics.median(values) for key, values in samples.items()}
-    return results, context or {}
+        contexts.append((path, data.get("context", {})))
+        for key, row in case_rows(data).items():
+            rows.setdefault(key, row)
+    return rows, contexts
+
+
+def load(paths):
+    """TFLOP/s by (contender, shape) over all files, and the context of the first file."""
+    rows, contexts = load_rows(paths)
+    results = {key: float(row["TFLOPS"]) for key, row in rows.items()}
+    return results, (contexts[0][1] if contexts else {})
+
+
+def pct_of_cublaslt(rows, contender, shape):
+    """% of cuBLASLt (default accumulation) on the shape: the row's pct_of_cublaslt, which the
+    programs compute from Google Benchmark's medians; for a row without it, the ratio of the
+    TFLOP/s. None where either is missing."""
+    row = rows.get((contender, shape))
+    if row is None:
+        return None
+    if "pct_of_cublaslt" in row:
+        return float(row["pct_of_cublaslt"])
+    baseline = rows.get((CUBLASLT, shape))
+    if baseline is None or not float(baseline["TFLOPS"]):
+        return None
+    return 100.0 * float(row["TFLOPS"]) / float(baseline["TFLOPS"])
 
 
 def contenders(results):
-    """The cuBLASLt modes first, then the steps in ladder order (folder names sort by number)."""
+    """The cuBLASLt modes first, then the steps in ladder order (folder names sort by number;
+    a step's `_fast` mode right after the step)."""
     names = {contender for contender, _ in results}
-    baselines = [name for name in (CUBLASLT, CUBLASLT_FAST) if name in names]
-    return baselines + sorted(names - {CUBLASLT, CUBLASLT_FAST})
+    baselines = [name for name in BASELINES if name in names]
+    return baselines + sorted(names - set(BASELINES))
+
+
+def is_fast_variant(contender, names):
+    """True for `<step>_fast` when `<step>` is among `names`."""
+    return contender.endswith(FAST_SUFFIX) and contender[: -len(FAST_SUFFIX)] in names
+
+
+def steps(results):
+    """The steps in ladder order, without the `_fast` modes of steps that are there too."""
+    names = {contender for contender, _ in results}
+    return [c for c in contenders(results) if c not in BASELINES and not is_fast_variant(c, names)]
 
 
 def shapes(results):

@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 
 #include "common/device/output.h"
 #include "common/api/registry.h"
+#include "common/device/launch.h"
 
 #ifndef FP8GEMM_GIT_COMMIT
 #define FP8GEMM_GIT_COMMIT "unknown"
@@ -32,14 +35,433 @@ std::vector<Shape> default_benchmark_shapes() {
   }
   return shapes;
 }
+// -----------------------------------------------------------------------------
+// How a case is measured
+// -----------------------------------------------------------------------------
+
+std::string measurement_description(int repetitions, double min_time_seconds) {
+  std::ostringstream text;
+  text << "Google Benchmark, one launch per iteration: the L2 flushed before it (outside the timed events), "
+       << "device events around the launch alone, their time the iteration's manual time; warm-up first (until "
+       << kWarmup.warmup_seconds * 1e3 << " ms of launches or " << kWarmup.max_warmup_launches
+       << " launches, at least one); ";
+  if (repetitions > 0) text << repetitions << " repetitions";
+  else text << "repetitions as --benchmark_repetitions says";
+  if (min_time_seconds > 0) text << " of at least " << min_time_seconds << " s of launch time (at least one launch)";
+  else text << " as long as --benchmark_min_time says";
+  text << "; the result is the median aggregate of Google Benchmark over the repetitions of the mean launch "
+       << "time of each repetition";
+  return text.str();
+}
 
 // -----------------------------------------------------------------------------
-// The problem
+// Cases
 // -----------------------------------------------------------------------------
 
+std::string contender_name(const Contender& contender) {
+  if (contender.step == nullptr) return contender.fast_accumulation ? kCublasLtFastName : kCublasLtName;
+  const bool fast = contender.fast_accumulation && uses_tensor_cores(*contender.step);
+  return contender.step->folder + (fast ? "_fast" : "");
+}
+
+Accumulation contender_accumulation(const Contender& contender) {
+  if (contender.step != nullptr) return accumulation_of(*contender.step, contender.fast_accumulation);
+  return contender.fast_accumulation ? Accumulation::kTensorCoreFast : Accumulation::kTensorCorePromoted;
+}
+
+std::string case_name(const BenchCase& c) { return contender_name(c.contender) + "/" + shape_name(c.shape); }
+
+bool split_case_name(const std::string& name, std::string* contender, std::string* shape) {
+  const size_t slash = name.rfind('/');
+  if (slash == std::string::npos) return false;
+  *contender = name.substr(0, slash);
+  *shape = name.substr(slash + 1);
+  return true;
+}
+
 // -----------------------------------------------------------------------------
-// Timing
+// The check against FP64
 // -----------------------------------------------------------------------------
+
+ReferenceProduct compute_reference(const GemmProblem& problem) {
+  const Shape& s = problem.shape();
+  const std::vector<int64_t> rows = rows_to_check(s.m, s.n, s.k, problem.options().seed);
+  return reference_of_rows(problem.download_a(), problem.download_b(), rows);
+}
+
+std::string describe_checked_rows(const Shape& shape, uint64_t seed) {
+  const int64_t count = static_cast<int64_t>(rows_to_check(shape.m, shape.n, shape.k, seed).size());
+  if (count == shape.m) return "all " + std::to_string(shape.m) + " rows of D";
+  return std::to_string(count) + " of " + std::to_string(shape.m) + " rows of D (sampled; all columns)";
+}
+
+CheckResult check_output(const GemmProblem& problem, const ReferenceProduct& reference, Accumulation accumulation) {
+  const Shape& s = problem.shape();
+  const std::vector<float> d = problem.download_d();
+  CheckResult result;
+  result.unwritten = std::count_if(d.begin(), d.end(), [](float x) { return !std::isfinite(x); });
+  result.d_rows.reserve(reference.rows.size() * s.n);
+  for (int64_t row : reference.rows) {
+    result.d_rows.insert(result.d_rows.end(), d.begin() + row * s.n, d.begin() + (row + 1) * s.n);
+  }
+  result.check = check_rows(result.d_rows, reference, problem.options().d_type, s.k, accumulation);
+  result.passed = result.check.passed && result.unwritten == 0;
+  return result;
+}
+
+std::string verdict(const CheckResult& check) {
+  if (check.passed) return "PASS";
+  if (check.unwritten > 0) return "FAIL: " + std::to_string(check.unwritten) + " elements of D NaN or infinite";
+  return "FAIL: " + check.check.result.failure;
+}
+
+// -----------------------------------------------------------------------------
+// The case runner
+// -----------------------------------------------------------------------------
+
+/// What the runner remembers of a case between the calls Google Benchmark
+/// makes (probing for the iteration count, then one call per repetition).
+struct CaseRunner::CaseState {
+  bool started = false;      // the first call has run
+  std::string skip_message;  // not empty: every call skips with it
+  double launch_ms = 0.0;    // the first launch: sizes the warm-up of later calls
+  std::string label;         // "check PASS" once the check passed
+};
+
+namespace {
+
+/// Skips the current call of a case from outside its timed loop. The skip is
+/// made inside the loop, so that the run reports the same iteration count as
+/// the case's other repetitions (Google Benchmark checks that they agree
+/// before it computes aggregates).
+void skip_run(benchmark::State& state, const std::string& message) {
+  for (auto _ : state) {
+    state.SkipWithError(message.c_str());
+    break;
+  }
+}
+
+bool same_options(const ProblemOptions& a, const ProblemOptions& b) {
+  return a.a_format == b.a_format && a.b_format == b.b_format && a.d_type == b.d_type && a.seed == b.seed;
+}
+
+bool same_shape(const Shape& a, const Shape& b) { return a.m == b.m && a.n == b.n && a.k == b.k; }
+
+/// Thrown when a launch that succeeded before returns a non-ok status.
+struct LaunchRefused : std::runtime_error {
+  explicit LaunchRefused(const Status& status) : std::runtime_error(status.message), status(status) {}
+  Status status;
+};
+
+/// One timed launch; a non-ok status (after an earlier success) throws.
+double timed_launch(LaunchTimer& timer, const std::function<Status()>& launch) {
+  float ms = 0.0f;
+  const Status status = timer.launch_once(launch, &ms);
+  if (!status.ok()) throw LaunchRefused(status);
+  return ms;
+}
+
+}  // namespace
+
+CaseRunner::CaseRunner(double time_limit_seconds, bool print_checks, bool detailed_checks)
+    : print_checks_(print_checks), detailed_checks_(detailed_checks) {
+  if (time_limit_seconds > 0) {
+    deadline_ = Clock::now() +
+                std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(time_limit_seconds));
+  }
+}
+
+CaseRunner::~CaseRunner() = default;
+
+void CaseRunner::register_case(const BenchCase& c, int repetitions, double min_time_seconds) {
+  const size_t index = cases_.size();
+  cases_.push_back(c);
+  CaseOutcome outcome;
+  outcome.name = case_name(c);
+  outcomes_.push_back(outcome);
+  states_.push_back(std::make_unique<CaseState>());
+  benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(
+      outcome.name.c_str(), [this, index](benchmark::State& state) { run(state, index); });
+  b->UseManualTime()->Unit(benchmark::kMillisecond)->ReportAggregatesOnly(true);
+  if (repetitions > 0) b->Repetitions(repetitions);
+  if (min_time_seconds > 0) b->MinTime(min_time_seconds);
+}
+
+std::string CaseRunner::failure_note(const std::string& name) const {
+  for (const CaseOutcome& outcome : outcomes_) {
+    if (outcome.name == name && outcome.measured && !outcome.skipped.empty()) {
+      return "ERROR in a later repetition (the aggregates cover the ones before it): " + outcome.skipped;
+    }
+  }
+  return "";
+}
+
+size_t CaseRunner::longest_name() const {
+  size_t longest = 0;
+  for (const CaseOutcome& outcome : outcomes_) longest = std::max(longest, outcome.name.size());
+  return longest;
+}
+
+GemmProblem& CaseRunner::problem_for(const BenchCase& c) {
+  if (!problem_ || !same_shape(problem_->shape(), c.shape) || !same_options(problem_->options(), c.problem)) {
+    // What points into the old problem goes first, then the problem itself,
+    // before the next one is allocated.
+    cublaslt_.reset();
+    cublaslt_index_ = SIZE_MAX;
+    reference_.reset();
+    problem_.reset();
+    problem_ = std::make_unique<GemmProblem>(c.shape, c.problem, timer_.stream());
+  }
+  return *problem_;
+}
+
+std::function<Status()> CaseRunner::launcher_for(size_t index, const GemmProblem& problem) {
+  const BenchCase& c = cases_[index];
+  if (c.contender.step != nullptr) {
+    GemmArgs args = problem.args();
+    args.fast_accumulation = c.contender.fast_accumulation;
+    const StepInfo* step = c.contender.step;
+    return [step, args] { return run_step(*step, args); };
+  }
+  if (cublaslt_index_ != index) {
+    cublaslt_.reset();
+    cublaslt_index_ = SIZE_MAX;
+    cublaslt_ = std::make_unique<CublasLtGemm>(problem.args(), problem.a_scale_on_device(), problem.b_scale_on_device(),
+                                               c.contender.fast_accumulation);
+    cublaslt_index_ = index;
+  }
+  const CublasLtGemm* gemm = cublaslt_.get();
+  return [gemm] { return gemm->launch(); };
+}
+
+void CaseRunner::print_check(size_t index) const {
+  const CaseOutcome& outcome = outcomes_[index];
+  const BenchCase& c = cases_[index];
+  const CheckResult& r = outcome.check;
+  const ErrorMetrics& e = r.check.result.metrics;
+  const std::string rows = describe_checked_rows(c.shape, c.problem.seed);
+  if (detailed_checks_) {
+    std::printf("check of %s against FP64 on %s:\n", outcome.name.c_str(), rows.c_str());
+    std::printf("  max abs %.3e, norm-relative %.3e, calc_diff %.3e, elements over their bound %lld, "
+                "NaN/inf anywhere in D %lld\n",
+                e.max_abs_error, e.norm_relative_error, e.calc_diff,
+                static_cast<long long>(r.check.result.elements_over_bound), static_cast<long long>(r.unwritten));
+    std::printf("%s\n", verdict(r).c_str());
+  } else {
+    std::printf("check %-36s %s (norm-rel %.2e, max abs %.2e, calc_diff %.2e; %s)\n", outcome.name.c_str(),
+                verdict(r).c_str(), e.norm_relative_error, e.max_abs_error, e.calc_diff, rows.c_str());
+  }
+  if (!r.passed && reference_) {
+    std::printf("  %s\n", describe_check(r.check, r.d_rows, *reference_).c_str());
+  }
+  std::fflush(stdout);
+}
+
+bool CaseRunner::run_first_call(benchmark::State& state, size_t index, GemmProblem& problem,
+                                const std::function<Status()>& launch) {
+  CaseState& cs = *states_[index];
+  CaseOutcome& outcome = outcomes_[index];
+  const BenchCase& c = cases_[index];
+  // The first launch, on a D full of NaN: whether the contender takes the
+  // problem at all, and the D that the check reads.
+  problem.poison_d();
+  float ms = 0.0f;
+  const Status status = timer_.launch_once(launch, &ms);
+  if (!status.ok()) {
+    outcome.status = status;
+    if (status.code == StatusCode::kRuntimeError) ++runtime_failures_;
+    skip(state, index, status.message);
+    return false;
+  }
+  cs.launch_ms = ms;
+  if (c.check) {
+    if (!reference_) {
+      if (print_checks_) {
+        std::printf("computing the FP64 reference of %s on the CPU (%s)...\n", shape_name(c.shape).c_str(),
+                    describe_checked_rows(c.shape, c.problem.seed).c_str());
+        std::fflush(stdout);
+      }
+      reference_ = std::make_unique<ReferenceProduct>(compute_reference(problem));
+    }
+    outcome.check = check_output(problem, *reference_, contender_accumulation(c.contender));
+    outcome.checked = true;
+    if (print_checks_ || !outcome.check.passed) print_check(index);
+    if (!outcome.check.passed) {
+      skip(state, index, "check failed: " + verdict(outcome.check));
+      return false;
+    }
+    cs.label = "check " + verdict(outcome.check);
+  }
+  // Warm-up, the first launch included: it loads the kernel's module, lets
+  // the clocks rise, and lets a library make its one-time choices.
+  double warmup_ms = ms;
+  for (int i = 1; i < kWarmup.max_warmup_launches && warmup_ms < kWarmup.warmup_seconds * 1e3; ++i) {
+    warmup_ms += timed_launch(timer_, launch);
+  }
+  return true;
+}
+
+void CaseRunner::skip(benchmark::State& state, size_t index, const std::string& message) {
+  states_[index]->skip_message = message;
+  outcomes_[index].skipped = message;
+  skip_run(state, message);
+}
+
+void CaseRunner::run(benchmark::State& state, size_t index) {
+  CaseState& cs = *states_[index];
+  CaseOutcome& outcome = outcomes_[index];
+  const BenchCase& c = cases_[index];
+  if (!cs.skip_message.empty()) {  // skipped in an earlier call: skipped again, as it was
+    skip_run(state, cs.skip_message);
+    return;
+  }
+  if (!cs.started) {
+    if (Clock::now() > deadline_) {
+      skip(state, index, "not run: the time limit (--time_limit) was reached");
+      return;
+    }
+    if (!broken_.empty()) {
+      skip(state, index, "not run: an earlier case left the GPU unusable: " + broken_);
+      return;
+    }
+  }
+  bool in_loop = false;
+  try {
+    GemmProblem& problem = problem_for(c);
+    const std::function<Status()> launch = launcher_for(index, problem);
+    if (!cs.started) {
+      cs.started = true;
+      outcome.started = true;
+      if (!run_first_call(state, index, problem, launch)) return;
+    } else {
+      // Another repetition: warm up again as far as whole launches fit in the
+      // warm-up time (none for a slow step, whose launches keep the GPU busy).
+      double warmup_ms = 0.0;
+      for (int i = 0; i < kWarmup.max_warmup_launches && warmup_ms + cs.launch_ms <= kWarmup.warmup_seconds * 1e3;
+           ++i) {
+        warmup_ms += timed_launch(timer_, launch);
+      }
+    }
+    for (auto _ : state) {  // one launch per iteration, its device time the manual time
+      in_loop = true;
+      state.SetIterationTime(timed_launch(timer_, launch) * 1e-3);
+    }
+    outcome.measured = true;
+    set_rate_counters(state, c);
+    if (outcome.checked) {
+      const ErrorMetrics& e = outcome.check.check.result.metrics;
+      state.counters["norm_rel_error"] = e.norm_relative_error;
+      state.counters["max_abs_error"] = e.max_abs_error;
+      state.counters["calc_diff"] = e.calc_diff;
+    }
+    if (!cs.label.empty()) state.SetLabel(cs.label.c_str());
+  } catch (const std::exception& e) {
+    const LaunchRefused* refused = dynamic_cast<const LaunchRefused*>(&e);
+    outcome.status = refused != nullptr ? refused->status : Status::error(StatusCode::kRuntimeError, e.what());
+    if (outcome.status.code == StatusCode::kRuntimeError) ++runtime_failures_;
+    cudaGetLastError();  // clears an error that does not outlive its call
+    if (refused == nullptr && cudaDeviceSynchronize() != cudaSuccess) broken_ = e.what();  // one that does
+    cs.skip_message = e.what();
+    outcome.skipped = e.what();
+    if (in_loop) state.SkipWithError(e.what());
+    else skip_run(state, e.what());
+  }
+}
+
+// -----------------------------------------------------------------------------
+// Reporting
+// -----------------------------------------------------------------------------
+
+namespace {
+
+using Run = benchmark::BenchmarkReporter::Run;
+
+// Google Benchmark 1.7 marks a failed run with error_occurred and
+// error_message, 1.8 with skipped and skip_message: whichever this one has.
+template <typename R>
+auto run_failed(const R& run, int) -> decltype(run.error_occurred, bool()) {
+  return run.error_occurred;
+}
+template <typename R>
+auto run_failed(const R& run, long) -> decltype(run.skipped, bool()) {
+  return static_cast<int>(run.skipped) != 0;
+}
+template <typename R>
+auto run_message(const R& run, int) -> decltype(run.error_message, std::string()) {
+  return run.error_message;
+}
+template <typename R>
+auto run_message(const R& run, long) -> decltype(run.skip_message, std::string()) {
+  return run.skip_message;
+}
+
+}  // namespace
+
+std::vector<Run> RunAnnotator::annotate(const std::vector<Run>& runs, std::vector<ReportedMedian>* medians,
+                                        const CaseRunner* runner) {
+  std::vector<Run> annotated;
+  for (const Run& original : runs) {
+    Run run = original;
+    // The project's name: what was registered, without Google Benchmark's
+    // "/min_time:0.050/repeats:5/manual_time".
+    run.run_name = benchmark::BenchmarkName();
+    run.run_name.function_name = original.run_name.function_name;
+    run.run_name.args = original.run_name.args;
+    const std::string name = run.run_name.str();
+    if (runner != nullptr && run.run_type == Run::RT_Aggregate) {
+      const std::string note = runner->failure_note(name);
+      if (!note.empty()) run.report_label = note;
+    }
+    if (run_failed(run, 0)) {
+      // A case skipped in every repetition, with one message: one row.
+      if (!annotated.empty() && run_failed(annotated.back(), 0) &&
+          run_message(annotated.back(), 0) == run_message(run, 0)) {
+        continue;
+      }
+      annotated.push_back(run);
+      continue;
+    }
+    // The row that stands for the case: its median aggregate (or, run with
+    // one repetition, its only row).
+    const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
+    const bool only_row = run.run_type == Run::RT_Iteration && runs.size() == 1;
+    std::string contender, shape;
+    if ((median || only_row) && run.iterations > 0 && split_case_name(name, &contender, &shape)) {
+      const double seconds = run.real_accumulated_time / static_cast<double>(run.iterations);
+      if (contender == kCublasLtName) cublaslt_seconds_[shape] = seconds;
+      const auto cublaslt = cublaslt_seconds_.find(shape);
+      if (cublaslt != cublaslt_seconds_.end() && seconds > 0) {
+        run.counters["pct_of_cublaslt"] = benchmark::Counter(100.0 * cublaslt->second / seconds);
+      }
+      if (medians != nullptr) {
+        ReportedMedian reported{name, seconds, {}};
+        for (const auto& [key, counter] : run.counters) reported.counters[key] = counter.value;
+        medians->push_back(reported);
+      }
+    }
+    annotated.push_back(run);
+  }
+  return annotated;
+}
+
+void set_rate_counters(benchmark::State& state, const BenchCase& c) {
+  using benchmark::Counter;
+  const double tera_flops = gemm_flops(c.shape.m, c.shape.n, c.shape.k) * 1e-12;  // per launch
+  state.counters["TFLOPS"] = Counter(tera_flops, Counter::kIsIterationInvariantRate);
+  state.counters["pct_of_peak"] = Counter(100.0 * tera_flops / kPeakTflops, Counter::kIsIterationInvariantRate);
+  state.counters["GBps"] = Counter(gemm_min_bytes(c.shape, c.problem.d_type) * 1e-9, Counter::kIsIterationInvariantRate);
+  const int clock = current_sm_clock_mhz();  // right after the launches: shows throttling
+  if (clock >= 0) state.counters["sm_clock_mhz"] = clock;
+}
+
+std::string flag_value(int argc, char** argv, const std::string& name) {
+  const std::string prefix = "--" + name + "=";
+  std::string value;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], prefix.c_str(), prefix.size()) == 0) value = argv[i] + prefix.size();
+  }
+  return value;
+}
 
 // -----------------------------------------------------------------------------
 // cuBLASLt
@@ -282,13 +704,8 @@ Environment describe_environment() {
 }
 
 std::vector<std::pair<std::string, std::string>> context_entries(const Environment& env, const LaunchTimer& timer,
-                                                                  const TimingOptions& timing) {
+                                                                  const std::string& timing) {
   auto mhz = [](double value) { return value < 0 ? std::string("unknown (no NVML)") : std::to_string(int(value + 0.5)); };
-  std::ostringstream method;
-  method << "median of timed launches; warm-up first (until " << timing.warmup_seconds * 1e3 << " ms or "
-         << timing.max_warmup_launches << " launches); then " << timing.min_launches << " to " << timing.max_launches
-         << " launches, stopping after " << timing.budget_seconds << " s of measured time; device events around "
-         << "each launch alone";
   return {
       {"gpu", env.gpu},
       {"sm_count", std::to_string(env.sm_count)},
@@ -302,9 +719,19 @@ std::vector<std::pair<std::string, std::string>> context_entries(const Environme
       {"cublaslt", env.cublaslt},
       {"git_commit", env.git_commit},
       {"l2_flush", timer.flush_description()},
-      {"timing", method.str()},
+      {"timing", timing},
       {"peak_tflops", std::to_string(int(kPeakTflops)) + " (dense FP8 of one H200 SXM, datasheet)"},
   };
+}
+
+void add_context(const Environment& env, const LaunchTimer& timer, const std::string& timing) {
+  for (const auto& [key, value] : context_entries(env, timer, timing)) benchmark::AddCustomContext(key, value);
+}
+
+int report_refused_steps(const char* program) {
+  const std::vector<std::string>& refused = refused_steps();
+  for (const std::string& message : refused) std::fprintf(stderr, "%s: step refused: %s\n", program, message.c_str());
+  return static_cast<int>(refused.size());
 }
 
 }  // namespace fp8gemm::bench

@@ -1,26 +1,43 @@
 /// @file harness.h
 /// @brief What the benchmark (fp8gemm_bench) and the main program (fp8gemm)
-///        share: the shapes, a GEMM problem on the GPU, launch timing with a
-///        cold L2, cuBLASLt as the vendor baseline, and a description of the
-///        machine for the results file.
+///        share: the shapes, cuBLASLt as the vendor baseline, a description
+///        of the machine for the results file, and the Google Benchmark
+///        machinery both run their cases through (the case runner, the
+///        counters, the check against FP64, the reporter that gives results
+///        the project's names and pct_of_cublaslt).
 ///
-/// Every step and cuBLASLt are timed the same way (LaunchTimer): warm-up
-/// launches first, then launches one at a time, each preceded by a write to a
-/// buffer larger than twice the L2 so that no timed launch finds A or B in the
-/// cache, with device events around the launch alone; the result is the median.
+/// The GEMM problem (GemmProblem) and the launch timing with a cold L2
+/// (LaunchTimer) live in common/harness/.
+///
+/// How a case is measured: each Google Benchmark iteration is one launch,
+/// preceded by a write to a buffer larger than twice the L2 (so that it
+/// finds neither A nor B in the cache), with device events around the launch
+/// alone; the event time is the iteration's manual time. Warm-up launches
+/// come before the timed loop. Each case runs kRepetitions repetitions of at
+/// least kMinTimeSeconds of launch time (at least one launch), and Google
+/// Benchmark reports its aggregates: the median aggregate is the case's
+/// result, and its TFLOPS and pct_of_cublaslt are the numbers quoted.
 #pragma once
 
+#include <benchmark/benchmark.h>
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/api/cuda_check.h"
 #include "common/api/gemm.h"
+#include "common/api/registry.h"
+#include "common/check/check.h"
 #include "common/harness/problem.h"
 #include "common/harness/timer.h"
 
@@ -44,16 +61,35 @@ inline constexpr double kPeakTflops = 1979.0;
 std::vector<Shape> default_benchmark_shapes();
 
 // -----------------------------------------------------------------------------
-// The problem
+// How a case is measured (Google Benchmark's settings)
 // -----------------------------------------------------------------------------
 
-// -----------------------------------------------------------------------------
-// Timing
-// -----------------------------------------------------------------------------
+/// Repetitions of each case; Google Benchmark's median over them is the result.
+inline constexpr int kRepetitions = 5;
+
+/// Launch time (manual time) each repetition runs at least. The first
+/// repetition finds how many launches that takes (at least one: a 2-second
+/// launch is timed once per repetition); the others run as many.
+inline constexpr double kMinTimeSeconds = 0.05;
+
+/// Warm-up before the timed launches of a case: launches until this much
+/// device time has passed or max_warmup_launches were made, at least one
+/// (warmup_seconds and max_warmup_launches are the fields used). Later calls
+/// of the same case (the other repetitions) warm up again only as far as
+/// whole launches fit in warmup_seconds: none for a slow step.
+inline constexpr TimingOptions kWarmup{};
+
+/// Text for the results file's context: how a case is measured, with these
+/// settings (<= 0: left to Google Benchmark's flags).
+std::string measurement_description(int repetitions, double min_time_seconds);
 
 // -----------------------------------------------------------------------------
 // cuBLASLt, the vendor baseline
 // -----------------------------------------------------------------------------
+
+/// Benchmark names of the two cuBLASLt modes.
+inline constexpr const char* kCublasLtName = "cublaslt";
+inline constexpr const char* kCublasLtFastName = "cublaslt_fast";
 
 /// One cuBLASLt FP8 GEMM set up for a problem: the same D = a_scale * b_scale
 /// * A B^T as every step, with cuBLASLt's first heuristic algorithm.
@@ -91,9 +127,233 @@ class CublasLtGemm {
   DeviceBuffer<uint8_t> workspace_;
 };
 
-/// Benchmark names of the two cuBLASLt modes.
-inline constexpr const char* kCublasLtName = "cublaslt";
-inline constexpr const char* kCublasLtFastName = "cublaslt_fast";
+// -----------------------------------------------------------------------------
+// Cases
+// -----------------------------------------------------------------------------
+
+/// What computes D in a case: cuBLASLt in one of its modes, or a step.
+struct Contender {
+  const StepInfo* step = nullptr;  ///< The step; nullptr for cuBLASLt.
+  /// cuBLASLt: fast accumulation (`cublaslt_fast`). A tensor-core step: no
+  /// promotion (GemmArgs::fast_accumulation, `<step>_fast`). Ignored by the
+  /// FP32 steps, which have one way of summing.
+  bool fast_accumulation = false;
+};
+
+/// `cublaslt`, `cublaslt_fast`, `<step folder>`, or `<step folder>_fast` for a
+/// tensor-core step with fast accumulation.
+std::string contender_name(const Contender& contender);
+
+/// How the contender sums, which picks the tolerance of its check.
+Accumulation contender_accumulation(const Contender& contender);
+
+/// One benchmark case: a contender on one problem.
+struct BenchCase {
+  Shape shape;              ///< M x N x K.
+  ProblemOptions problem;   ///< Formats, output type, seed of the inputs.
+  Contender contender;      ///< What computes D.
+  bool check = false;       ///< Compare D with the FP64 reference before the timing.
+};
+
+/// The case's benchmark name, `<contender>/<M>x<N>x<K>`.
+std::string case_name(const BenchCase& c);
+
+/// Splits `<contender>/<M>x<N>x<K>` at its last '/'; false if there is none.
+bool split_case_name(const std::string& name, std::string* contender, std::string* shape);
+
+// -----------------------------------------------------------------------------
+// The check against FP64 (common/check)
+// -----------------------------------------------------------------------------
+
+/// R and S of the rows that common/check compares, for the problem's inputs.
+ReferenceProduct compute_reference(const GemmProblem& problem);
+
+/// "all 1000 rows of D" or "256 of 4096 rows of D (sampled; all columns)".
+std::string describe_checked_rows(const Shape& shape, uint64_t seed);
+
+/// The outcome of comparing a problem's D with its reference.
+struct CheckResult {
+  OutputCheck check;          ///< On the checked rows.
+  std::vector<float> d_rows;  ///< The checked rows of D, for describe_check().
+  int64_t unwritten = 0;      ///< NaN or infinite elements anywhere in D (D was filled with NaN first).
+  bool passed = false;        ///< The check passed and every element of D was written.
+};
+
+/// Compares the problem's D (once the stream has finished) with `reference`
+/// under the tolerance of `accumulation`.
+CheckResult check_output(const GemmProblem& problem, const ReferenceProduct& reference, Accumulation accumulation);
+
+/// "PASS", or "FAIL: <the broken rule>".
+std::string verdict(const CheckResult& check);
+
+// -----------------------------------------------------------------------------
+// The case runner
+// -----------------------------------------------------------------------------
+
+/// What happened to a case, for the program's summary and exit status.
+struct CaseOutcome {
+  std::string name;          ///< `<contender>/<M>x<N>x<K>`.
+  bool started = false;      ///< The case was run (not skipped by the time limit or a broken GPU).
+  bool measured = false;     ///< Its timed launches completed.
+  Status status;             ///< Not ok: the contender refused the problem, or failed.
+  std::string skipped;       ///< Why the case was skipped (empty: it was not).
+  bool checked = false;      ///< `check` was computed.
+  CheckResult check;         ///< The check, when `checked`.
+};
+
+/// Runs cases as Google Benchmark benchmarks, one launch per iteration (see
+/// the file comment). The cases of one problem should be registered one
+/// after another, cuBLASLt's first: the runner keeps one problem (and one
+/// FP64 reference) at a time and makes the next when a case needs another.
+///
+/// The first call of a case launches once on D filled with NaN: a refusal
+/// (kNotSupported) skips the case with its message; with `check`, D is then
+/// compared with the FP64 reference, and a failed check skips the case with
+/// the verdict (a passed one is the case's label). Later calls of a skipped
+/// case skip again without launching.
+class CaseRunner {
+ public:
+  /// `time_limit_seconds` > 0: no case starts after that long (it is skipped,
+  /// so the results file stays complete). `print_checks`: print each check's
+  /// verdict on stdout; `detailed_checks`: with every metric and bound.
+  explicit CaseRunner(double time_limit_seconds = 0, bool print_checks = true, bool detailed_checks = false);
+  ~CaseRunner();
+  CaseRunner(const CaseRunner&) = delete;
+  CaseRunner& operator=(const CaseRunner&) = delete;
+
+  /// The timer, whose stream every problem and launch uses.
+  const LaunchTimer& timer() const { return timer_; }
+
+  /// Registers `c` with Google Benchmark: manual time in milliseconds,
+  /// kRepetitions repetitions of kMinTimeSeconds, aggregates only.
+  /// `repetitions` / `min_time_seconds` <= 0 leave that setting to Google
+  /// Benchmark's flags (--benchmark_repetitions, --benchmark_min_time).
+  void register_case(const BenchCase& c, int repetitions = kRepetitions, double min_time_seconds = kMinTimeSeconds);
+
+  /// Length of the longest registered name (for the console's name column).
+  size_t longest_name() const;
+
+  /// What happened to each registered case, in registration order.
+  const std::vector<CaseOutcome>& outcomes() const { return outcomes_; }
+
+  /// Cases that hit a runtime error (not a refusal, not a failed check).
+  int runtime_failures() const { return runtime_failures_; }
+
+  /// For a case that failed after some of its repetitions were measured
+  /// (Google Benchmark then reports the aggregates of those, and no error):
+  /// a note saying so, for the label of its aggregate rows. Empty otherwise.
+  std::string failure_note(const std::string& name) const;
+
+ private:
+  struct CaseState;
+  void run(benchmark::State& state, size_t index);
+  bool run_first_call(benchmark::State& state, size_t index, GemmProblem& problem,
+                      const std::function<Status()>& launch);
+  GemmProblem& problem_for(const BenchCase& c);
+  std::function<Status()> launcher_for(size_t index, const GemmProblem& problem);
+  void skip(benchmark::State& state, size_t index, const std::string& message);
+  void print_check(size_t index) const;
+
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point deadline_ = Clock::time_point::max();
+  bool print_checks_;
+  bool detailed_checks_;
+  LaunchTimer timer_;
+  std::vector<BenchCase> cases_;
+  std::vector<CaseOutcome> outcomes_;
+  std::vector<std::unique_ptr<CaseState>> states_;
+  std::unique_ptr<GemmProblem> problem_;       // the problem of the case being run
+  std::unique_ptr<ReferenceProduct> reference_;  // its FP64 reference, once a case asked for it
+  std::unique_ptr<CublasLtGemm> cublaslt_;  // the cuBLASLt set-up of the case being run...
+  size_t cublaslt_index_ = SIZE_MAX;         // ...which is this one
+  int runtime_failures_ = 0;
+  std::string broken_;  // set when an error left the GPU unusable: later cases do not run
+};
+
+// -----------------------------------------------------------------------------
+// Reporting
+// -----------------------------------------------------------------------------
+
+/// A case's result as Google Benchmark reported it: its median aggregate.
+struct ReportedMedian {
+  std::string name;                         ///< `<contender>/<M>x<N>x<K>`.
+  double seconds = 0.0;                     ///< Median over the repetitions of the mean launch time.
+  std::map<std::string, double> counters;   ///< TFLOPS, pct_of_cublaslt, ... as reported.
+};
+
+/// What every reporter of the project does to Google Benchmark's runs before
+/// they are written: the names lose Google Benchmark's suffixes
+/// ("/min_time:0.050/repeats:5/manual_time"), so results carry the project's
+/// names, `<contender>/<M>x<N>x<K>` (an aggregate keeps its aggregate_name);
+/// the median aggregate of a case gets `pct_of_cublaslt` = 100 x cuBLASLt's
+/// median time / the case's median time, cuBLASLt's being the median
+/// aggregate of `cublaslt/<same shape>` reported earlier in the run; the
+/// repeated rows of a case skipped in every repetition with one message
+/// shrink to the first.
+class RunAnnotator {
+ public:
+  /// The runs of one case, annotated as above. `medians`, if not null, gets
+  /// each median aggregate (after annotation). `runner`, if not null, gives
+  /// the label of a case that failed after measuring (CaseRunner::failure_note).
+  std::vector<benchmark::BenchmarkReporter::Run> annotate(const std::vector<benchmark::BenchmarkReporter::Run>& runs,
+                                                           std::vector<ReportedMedian>* medians,
+                                                           const CaseRunner* runner);
+
+ private:
+  std::map<std::string, double> cublaslt_seconds_;  // by shape
+};
+
+/// A Google Benchmark reporter (ConsoleReporter or JSONReporter) that
+/// reports through a RunAnnotator. `medians_only`: of the aggregates, only
+/// the median is shown (the console); the JSON file keeps them all (mean,
+/// median, stddev, cv).
+template <typename Base>
+class ProjectReporter : public Base {
+ public:
+  /// `name_width`: the longest project name, for the console's name column.
+  template <typename... Args>
+  ProjectReporter(bool medians_only, size_t name_width, Args&&... args)
+      : Base(std::forward<Args>(args)...), medians_only_(medians_only), name_width_(name_width) {}
+
+  /// Where the median aggregates go as they are reported (null: nowhere).
+  void collect_medians(std::vector<ReportedMedian>* medians) { medians_ = medians; }
+
+  /// The runner whose failure notes label the aggregates (null: none).
+  void notes_from(const CaseRunner* runner) { runner_ = runner; }
+
+  bool ReportContext(const benchmark::BenchmarkReporter::Context& context) override {
+    benchmark::BenchmarkReporter::Context narrower = context;  // Google Benchmark sized it for its long names
+    narrower.name_field_width = std::max<size_t>(10, name_width_ + 7);  // + "_median"
+    return Base::ReportContext(narrower);
+  }
+
+  void ReportRuns(const std::vector<benchmark::BenchmarkReporter::Run>& runs) override {
+    std::vector<benchmark::BenchmarkReporter::Run> shown;
+    for (auto& run : annotator_.annotate(runs, medians_, runner_)) {
+      const bool other_aggregate = run.run_type == benchmark::BenchmarkReporter::Run::RT_Aggregate &&
+                                   run.aggregate_name != "median";
+      if (!(medians_only_ && other_aggregate)) shown.push_back(std::move(run));
+    }
+    if (!shown.empty()) Base::ReportRuns(shown);
+  }
+
+ private:
+  bool medians_only_;
+  size_t name_width_;
+  RunAnnotator annotator_;
+  std::vector<ReportedMedian>* medians_ = nullptr;
+  const CaseRunner* runner_ = nullptr;
+};
+
+/// Sets the counters of a measured case on `state`: `TFLOPS`, `pct_of_peak`
+/// and `GBps` as rates over the manual time (Google Benchmark divides the
+/// work of the iterations by their time), `sm_clock_mhz` (NVML, right after
+/// the launches; absent without NVML).
+void set_rate_counters(benchmark::State& state, const BenchCase& c);
+
+/// The value of a Google Benchmark flag given as --name=value in argv, or ""
+/// if absent (the last one wins, as in Google Benchmark).
+std::string flag_value(int argc, char** argv, const std::string& name);
 
 // -----------------------------------------------------------------------------
 // The machine
@@ -118,12 +378,22 @@ struct Environment {
 /// Queries the current device (and runs the short clock-measuring kernel).
 Environment describe_environment();
 
-/// The environment as key/value pairs for a results file's context, plus
-/// the timing method (`timer`) and the peak used for pct_of_peak.
+/// The environment as key/value pairs for a results file's context, plus the
+/// L2 flush (`l2_flush`), the measurement method (`timing`) and the peak used
+/// for pct_of_peak.
+/// `timing` is measurement_description().
 std::vector<std::pair<std::string, std::string>> context_entries(const Environment& env, const LaunchTimer& timer,
-                                                                  const TimingOptions& timing);
+                                                                  const std::string& timing);
+
+/// Adds context_entries() to Google Benchmark's context (the results file's
+/// "context", and the console's header).
+void add_context(const Environment& env, const LaunchTimer& timer, const std::string& timing);
 
 /// The SM clock now, from NVML; -1 where NVML is not available.
 int current_sm_clock_mhz();
+
+/// Prints refused_steps() (common/api/registry.h) to stderr, prefixed by the
+/// program's name; returns how many steps were refused.
+int report_refused_steps(const char* program);
 
 }  // namespace fp8gemm::bench

@@ -6,26 +6,24 @@
 //                                one step on any problem, checked against FP64
 //   fp8gemm --list               the steps and what each accepts
 //
-// Timing and inputs are those of the benchmark (bench/harness.h); the check
-// is the tests' oracle (common/check/reference.h).
+// Both modes run their cases through the benchmark's machinery
+// (bench/harness.h: CaseRunner, ProjectReporter): Google Benchmark cases,
+// one launch with a cold L2 per iteration, the same names and counters as
+// fp8gemm_bench, plus the error against FP64 (norm_rel_error, max_abs_error,
+// calc_diff) from the tests' oracle (common/check), and Google Benchmark's
+// own JSONReporter for the results file.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <functional>
-#include <memory>
-#include <random>
-#include <sstream>
 #include <stdexcept>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "bench/harness.h"
-#include "common/check/check.h"
 #include "common/api/registry.h"
 
 #ifndef FP8GEMM_DEFAULT_JSON
@@ -35,12 +33,10 @@
 namespace fp8gemm::bench {
 namespace {
 
-constexpr int kExitFailure = 1;   // a check failed, or the GPU reported an error
+constexpr int kExitFailure = 1;   // a check failed, the GPU reported an error, or a step was refused
 constexpr int kExitRejected = 2;  // the step does not accept this problem
 constexpr int kExitNoGpu = 3;
 constexpr int kExitUsage = 4;
-
-constexpr TimingOptions kTiming{};  // the benchmark's: numbers are comparable
 
 // -----------------------------------------------------------------------------
 // Command line
@@ -55,6 +51,7 @@ struct CommandLine {
   bool check = false;
   bool fast_accumulation = false;
   std::string json_path = FP8GEMM_DEFAULT_JSON;
+  bool json_given = false;  // --json was on the command line
 };
 
 void print_usage() {
@@ -62,7 +59,8 @@ void print_usage() {
       "Usage:\n"
       "  fp8gemm [--json FILE]     every step and cuBLASLt on 4096^3: TFLOP/s, %% of cuBLASLt and error\n"
       "                            vs FP64; writes FILE (default %s)\n"
-      "  fp8gemm --step S [options]   one step S (number or folder name, or cublaslt, cublaslt_fast)\n"
+      "  fp8gemm --step S [options]   one step S (number or folder name, or cublaslt, cublaslt_fast);\n"
+      "                            writes JSON only with --json FILE\n"
       "  fp8gemm --list            the registered steps and what each accepts\n\n"
       "Options (for one step, or to change the ladder's problem):\n"
       "  --m M --n N --k K         shape (default 4096 each)\n"
@@ -72,9 +70,15 @@ void print_usage() {
       "  --out bf16|fp32           type of D (default bf16)\n"
       "  --seed N                  seed of the random inputs (default 1)\n"
       "  --check                   compare with the FP64 reference (the ladder always does)\n"
-      "  --fast-accum              tensor-core steps: no FP32 promotion (GemmArgs::fast_accumulation)\n\n"
-      "Exit status: 0 ok, 1 check failed or GPU error, 2 step rejects the problem, 3 no GPU, 4 bad usage.\n",
-      FP8GEMM_DEFAULT_JSON);
+      "  --fast-accum              tensor-core steps: no FP32 promotion (GemmArgs::fast_accumulation)\n"
+      "  --json FILE               write Google Benchmark's JSON of the run to FILE\n\n"
+      "Timing is fp8gemm_bench's (Google Benchmark): one launch per iteration, the L2 flushed before\n"
+      "it, device events around it; %d repetitions of at least %g s of launches; the median\n"
+      "aggregate is the result. A check runs once, on the first launch, before the timing.\n\n"
+      "Exit status: 0 ok; 1 check failed, GPU error, or a step refused by the registry (two step\n"
+      "folders with one number: --list and the ladder fail, and say which); 2 step rejects the problem;\n"
+      "3 no GPU; 4 bad usage.\n",
+      FP8GEMM_DEFAULT_JSON, kRepetitions, kMinTimeSeconds);
 }
 
 bool parse_format(const std::string& name, Fp8Format* format) {
@@ -127,7 +131,10 @@ void parse_command_line(int argc, char** argv, CommandLine* cmd) {
     else if (option == "--n") cmd->shape.n = parse_integer(option, next_value(), 1);
     else if (option == "--k") cmd->shape.k = parse_integer(option, next_value(), 1);
     else if (option == "--seed") cmd->problem.seed = static_cast<uint64_t>(parse_integer(option, next_value(), 0));
-    else if (option == "--json") cmd->json_path = next_value();
+    else if (option == "--json") {
+      cmd->json_path = next_value();
+      cmd->json_given = true;
+    }
     else if (option == "--format" || option == "--b-format") {
       const std::string name = next_value();
       Fp8Format format;
@@ -153,198 +160,63 @@ void parse_command_line(int argc, char** argv, CommandLine* cmd) {
 }
 
 // -----------------------------------------------------------------------------
-// What is run: a step or a cuBLASLt mode
+// Running cases through Google Benchmark
 // -----------------------------------------------------------------------------
 
-/// Something that computes the problem's D: its name, how it sums (for the
-/// tolerance) and how to launch it once.
-struct Contender {
-  std::string name;
-  Accumulation accumulation;
-  std::function<Status()> launch;
-};
-
-Contender step_contender(const StepInfo& step, const GemmProblem& problem, bool fast_accumulation) {
-  GemmArgs args = problem.args();
-  args.fast_accumulation = fast_accumulation;
-  return {step.folder, accumulation_of(step, fast_accumulation), [&step, args] { return run_step(step, args); }};
-}
-
-/// cuBLASLt in one mode; `gemms` keeps the set-up object alive.
-Contender cublaslt_contender(const GemmProblem& problem, bool fast_accumulation,
-                             std::vector<std::unique_ptr<CublasLtGemm>>* gemms) {
-  gemms->push_back(std::make_unique<CublasLtGemm>(problem.args(), problem.a_scale_on_device(),
-                                                  problem.b_scale_on_device(), fast_accumulation));
-  const CublasLtGemm* gemm = gemms->back().get();
-  return {fast_accumulation ? kCublasLtFastName : kCublasLtName,
-          fast_accumulation ? Accumulation::kTensorCoreFast : Accumulation::kTensorCorePromoted,
-          [gemm] { return gemm->launch(); }};
-}
-
-// -----------------------------------------------------------------------------
-// The check against FP64
-// -----------------------------------------------------------------------------
-
-/// R and S of the checked rows (common/check/check.h), computed once per problem.
-ReferenceProduct compute_reference(const GemmProblem& problem) {
-  const Shape& s = problem.shape();
-  const std::vector<int64_t> rows = rows_to_check(s.m, s.n, s.k, problem.options().seed);
-  return reference_of_rows(problem.download_a(), problem.download_b(), rows);
-}
-
-/// "on all 1000 rows of D" or "on 256 of 4096 rows of D (sampled)".
-std::string describe_rows(const ReferenceProduct& reference, int64_t m) {
-  const int64_t count = static_cast<int64_t>(reference.rows.size());
-  if (count == m) return "all " + std::to_string(m) + " rows of D";
-  return std::to_string(count) + " of " + std::to_string(m) + " rows of D (sampled; all columns)";
-}
-
-struct CheckResult {
-  OutputCheck check;         // on the checked rows
-  std::vector<float> d_rows;  // the checked rows of D, for describe_check()
-  int64_t unwritten = 0;     // NaN or infinite elements anywhere in D: D was poisoned with NaN first
-  bool passed = false;
-};
-
-/// Compares the problem's D (after the stream finishes) with the reference.
-CheckResult check_output(const GemmProblem& problem, const ReferenceProduct& reference, Accumulation accumulation) {
-  const Shape& s = problem.shape();
-  const std::vector<float> d = problem.download_d();
-  CheckResult result;
-  result.unwritten = std::count_if(d.begin(), d.end(), [](float x) { return !std::isfinite(x); });
-  result.d_rows.reserve(reference.rows.size() * s.n);
-  for (int64_t row : reference.rows) {
-    result.d_rows.insert(result.d_rows.end(), d.begin() + row * s.n, d.begin() + (row + 1) * s.n);
+/// Gives Google Benchmark its flags: the program's name and, with a
+/// `json_path`, the results file (its folder is made first).
+void initialize_benchmark(char* program, const std::string& json_path) {
+  static std::vector<std::string> flags;  // Google Benchmark may keep pointers into argv
+  flags.clear();
+  if (!json_path.empty()) {
+    const std::filesystem::path file(json_path);
+    if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
+    flags.push_back("--benchmark_out=" + json_path);
+    flags.push_back("--benchmark_out_format=json");
   }
-  result.check = check_rows(result.d_rows, reference, problem.options().d_type, s.k, accumulation);
-  result.passed = result.check.passed && result.unwritten == 0;
-  return result;
+  static std::vector<char*> argv;
+  argv.assign(1, program);
+  for (std::string& flag : flags) argv.push_back(flag.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(argv.size()) - 1;
+  benchmark::Initialize(&argc, argv.data());
 }
 
-// -----------------------------------------------------------------------------
-// Running one contender
-// -----------------------------------------------------------------------------
+/// Runs the registered cases: Google Benchmark's table on the console (the
+/// median rows), its JSON in the file given to initialize_benchmark().
+/// Returns the median aggregates as reported.
+std::vector<ReportedMedian> run_cases(const CaseRunner& runner, bool json_file) {
+  std::vector<ReportedMedian> medians;
+  ProjectReporter<benchmark::ConsoleReporter> console(
+      /*medians_only=*/true, runner.longest_name(),
+      isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular : benchmark::ConsoleReporter::OO_Tabular);
+  console.collect_medians(&medians);
+  console.notes_from(&runner);
+  ProjectReporter<benchmark::JSONReporter> json(/*medians_only=*/false, runner.longest_name());
+  json.notes_from(&runner);
+  benchmark::RunSpecifiedBenchmarks(&console, json_file ? &json : nullptr);
+  benchmark::Shutdown();
+  std::fflush(stdout);
+  return medians;
+}
 
-struct Outcome {
-  std::string name;
-  Status status;  // not ok: the contender does not take the problem, or failed
-  bool checked = false;
-  CheckResult check;
-  Timing timing;
-};
-
-/// One launch on a poisoned D, checked if a reference is given; then the timing.
-Outcome run_contender(const Contender& contender, const GemmProblem& problem, const ReferenceProduct* reference,
-                      LaunchTimer& timer) {
-  Outcome outcome;
-  outcome.name = contender.name;
-  problem.poison_d();
-  outcome.status = contender.launch();
-  if (!outcome.status.ok()) return outcome;
-  if (reference != nullptr) {
-    outcome.check = check_output(problem, *reference, contender.accumulation);
-    outcome.checked = true;
+const ReportedMedian* find_median(const std::vector<ReportedMedian>& medians, const std::string& name) {
+  for (const ReportedMedian& median : medians) {
+    if (median.name == name) return &median;
   }
-  outcome.status = timer.time(contender.launch, kTiming, &outcome.timing);
-  return outcome;
+  return nullptr;
 }
 
-double tflops(const Shape& s, const Timing& timing) { return gemm_flops(s.m, s.n, s.k) / (timing.median_ms * 1e9); }
-
-std::string format_number(const char* format, double value) {
-  char text[64];
-  std::snprintf(text, sizeof(text), format, value);
-  return text;
+double counter_or(const ReportedMedian& median, const char* name, double fallback) {
+  const auto it = median.counters.find(name);
+  return it == median.counters.end() ? fallback : it->second;
 }
 
-/// "PASS", or "FAIL: <which rule>".
-std::string verdict(const CheckResult& check) {
-  if (check.passed) return "PASS";
-  if (check.unwritten > 0) return "FAIL: " + std::to_string(check.unwritten) + " elements of D NaN or infinite";
-  return "FAIL: " + check.check.result.failure;
-}
-
-// -----------------------------------------------------------------------------
-// Results file: Google Benchmark's JSON layout
-// -----------------------------------------------------------------------------
-
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += char(c);
-    } else if (c < 0x20) {  // control characters as \u00XX
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned>(c));
-      out += escaped;
-    } else {
-      out += char(c);
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_number(double value) {
-  return std::isfinite(value) ? format_number("%.9g", value) : "null";  // JSON has no NaN
-}
-
-std::string host_name() {
-  char name[256] = {};
-  return gethostname(name, sizeof(name) - 1) == 0 ? name : "unknown";
-}
-
-std::string now_iso8601() {
-  const std::time_t now = std::time(nullptr);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S%z", std::localtime(&now));
-  return text;
-}
-
-/// Writes {"context": {...}, "benchmarks": [...]} as Google Benchmark does,
-/// with the error columns added, so that bench/plot.py reads both programs' files.
-void write_json(const std::string& path, const std::vector<std::pair<std::string, std::string>>& context,
-                const Shape& shape, OutputType d_type, const std::vector<Outcome>& outcomes, double cublaslt_ms) {
-  const std::filesystem::path file(path);
-  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
-  std::ofstream out(file);
-  if (!out) throw std::runtime_error("cannot write " + path);
-  out << "{\n  \"context\": {\n";
-  for (size_t i = 0; i < context.size(); ++i) {
-    out << "    " << json_string(context[i].first) << ": " << json_string(context[i].second)
-        << (i + 1 < context.size() ? ",\n" : "\n");
-  }
-  out << "  },\n  \"benchmarks\": [\n";
-  for (size_t i = 0; i < outcomes.size(); ++i) {
-    const Outcome& o = outcomes[i];
-    const std::string name = o.name + "/" + shape_name(shape);
-    out << "    {\n      \"name\": " << json_string(name) << ",\n      \"run_name\": " << json_string(name)
-        << ",\n      \"run_type\": \"iteration\",\n      \"repetitions\": 1,\n      \"repetition_index\": 0,\n"
-        << "      \"threads\": 1,\n      \"iterations\": 1,\n";
-    if (!o.status.ok()) {
-      out << "      \"error_occurred\": true,\n      \"error_message\": " << json_string(o.status.message) << "\n    }";
-    } else {
-      const double t = tflops(shape, o.timing);
-      out << "      \"real_time\": " << json_number(o.timing.median_ms) << ",\n      \"time_unit\": \"ms\",\n"
-          << "      \"TFLOPS\": " << json_number(t) << ",\n      \"pct_of_peak\": " << json_number(100 * t / kPeakTflops)
-          << ",\n";
-      if (cublaslt_ms > 0) out << "      \"pct_of_cublaslt\": " << json_number(100 * cublaslt_ms / o.timing.median_ms) << ",\n";
-      out << "      \"GBps\": " << json_number(gemm_min_bytes(shape, d_type) / (o.timing.median_ms * 1e6))
-          << ",\n      \"median_ms\": " << json_number(o.timing.median_ms)
-          << ",\n      \"launches\": " << o.timing.launch_ms.size();
-      if (o.checked) {
-        const ErrorMetrics& e = o.check.check.result.metrics;
-        out << ",\n      \"norm_rel_error\": " << json_number(e.norm_relative_error)
-            << ",\n      \"max_abs_error\": " << json_number(e.max_abs_error)
-            << ",\n      \"calc_diff\": " << json_number(e.calc_diff)
-            << ",\n      \"check\": " << json_string(verdict(o.check));
-      }
-      out << "\n    }";
-    }
-    out << (i + 1 < outcomes.size() ? ",\n" : "\n");
-  }
-  out << "  ]\n}\n";
-  if (!out) throw std::runtime_error("error while writing " + path);
+/// The context every results file of fp8gemm records.
+void add_program_context(const CaseRunner& runner, const CommandLine& cmd) {
+  add_context(describe_environment(), runner.timer(), measurement_description(kRepetitions, kMinTimeSeconds));
+  benchmark::AddCustomContext("inputs", "random normal A and B quantized per tensor: " + describe(cmd.problem));
+  benchmark::AddCustomContext("error_rows", describe_checked_rows(cmd.shape, cmd.problem.seed));
 }
 
 // -----------------------------------------------------------------------------
@@ -366,112 +238,88 @@ int list_steps() {
   for (const auto& row : rows) {
     std::printf("%-*s  %-*s  %s\n", int(widths[0]), row[0].c_str(), int(widths[1]), row[1].c_str(), row[2].c_str());
   }
-  return 0;
-}
-
-void print_environment(const Environment& env) {
-  std::printf("GPU: %s (%d SMs, compute capability %s), SM clock %d MHz max, %.0f MHz measured\n", env.gpu.c_str(),
-              env.sm_count, env.compute_capability.c_str(), env.sm_clock_max_mhz, env.sm_clock_measured_mhz);
-  std::printf("Software: driver %s, runtime %s, cuBLASLt %s, commit %s\n", env.driver.c_str(), env.runtime.c_str(),
-              env.cublaslt.c_str(), env.git_commit.c_str());
-}
-
-/// Every cuBLASLt mode and step on one problem: the table and the JSON file.
-int run_ladder(const CommandLine& cmd) {
-  LaunchTimer timer;
-  const Environment env = describe_environment();
-  std::printf("fp8gemm: every step and cuBLASLt on %s, %s\n", shape_name(cmd.shape).c_str(),
-              describe(cmd.problem).c_str());
-  print_environment(env);
-  const GemmProblem problem(cmd.shape, cmd.problem, timer.stream());
-  std::printf("Computing the FP64 reference on the CPU...\n");
   std::fflush(stdout);
-  const ReferenceProduct reference = compute_reference(problem);
+  return report_refused_steps("fp8gemm") > 0 ? kExitFailure : 0;
+}
 
-  std::vector<std::unique_ptr<CublasLtGemm>> gemms;
-  std::vector<Contender> contenders = {cublaslt_contender(problem, false, &gemms),
-                                       cublaslt_contender(problem, true, &gemms)};
-  for (const StepInfo& step : registered_steps()) {
-    contenders.push_back(step_contender(step, problem, cmd.fast_accumulation));
-  }
+/// Every cuBLASLt mode and step on one problem, each checked against FP64:
+/// Google Benchmark's table, a summary, and the JSON file.
+int run_ladder(const CommandLine& cmd, char* program) {
+  const int refused = report_refused_steps("fp8gemm");
+  initialize_benchmark(program, cmd.json_path);
+  CaseRunner runner(/*time_limit_seconds=*/0, /*print_checks=*/true);
+  add_program_context(runner, cmd);
+  std::vector<Contender> contenders = {{nullptr, false}, {nullptr, true}};
+  for (const StepInfo& step : registered_steps()) contenders.push_back({&step, cmd.fast_accumulation});
+  for (const Contender& contender : contenders) runner.register_case({cmd.shape, cmd.problem, contender, true});
+  std::printf("fp8gemm: every step and cuBLASLt on %s, %s%s; each checked against FP64 on its first launch,\n"
+              "then timed as fp8gemm_bench times (one launch per iteration, L2 flushed; median of %d repetitions)\n\n",
+              shape_name(cmd.shape).c_str(), describe(cmd.problem).c_str(),
+              cmd.fast_accumulation ? ", tensor-core steps with fast accumulation" : "", kRepetitions);
+  std::fflush(stdout);
+  const std::vector<ReportedMedian> medians = run_cases(runner, /*json_file=*/true);
 
-  std::printf("\nTime: median launch, L2 flushed before each (%d to %d launches per row).\n", kTiming.min_launches,
-              kTiming.max_launches);
-  std::printf("Error: against the FP64 reference on %s; check: within the tolerance of reference.h.\n\n",
-              describe_rows(reference, cmd.shape.m).c_str());
-  std::printf("%-20s %9s %11s %10s %13s %12s  %s\n", "step", "TFLOP/s", "% cuBLASLt", "median ms", "norm-rel err",
+  // The summary, from what Google Benchmark reported.
+  std::printf("\n%-24s %9s %11s %10s %13s %12s  %s\n", "step", "TFLOP/s", "% cuBLASLt", "median ms", "norm-rel err",
               "max abs err", "check");
-  std::vector<Outcome> outcomes;
-  double cublaslt_ms = 0.0;  // cuBLASLt's (default accumulation) median, once measured
   bool all_passed = true;
-  for (const Contender& contender : contenders) {
-    const Outcome& o = outcomes.emplace_back(run_contender(contender, problem, &reference, timer));
-    if (!o.status.ok()) {
-      std::printf("%-20s not run: %s\n", o.name.c_str(), o.status.message.c_str());
-      if (o.status.code == StatusCode::kRuntimeError) all_passed = false;
+  for (const CaseOutcome& outcome : runner.outcomes()) {
+    std::string contender, shape;
+    split_case_name(outcome.name, &contender, &shape);
+    const ReportedMedian* median = find_median(medians, outcome.name);
+    if (!outcome.measured || median == nullptr) {
+      const std::string why = !outcome.skipped.empty() ? outcome.skipped : outcome.status.message;
+      std::printf("%-24s not run: %s\n", contender.c_str(), why.c_str());
+      const bool refusal = !outcome.status.ok() && outcome.status.code != StatusCode::kRuntimeError;
+      if (!refusal) all_passed = false;  // a failed check or a runtime error
       continue;
     }
-    if (o.name == kCublasLtName) cublaslt_ms = o.timing.median_ms;
-    const std::string pct = cublaslt_ms > 0 ? format_number("%.1f", 100 * cublaslt_ms / o.timing.median_ms) : "-";
-    const ErrorMetrics& e = o.check.check.result.metrics;
-    std::printf("%-20s %9.1f %11s %10.4f %13.2e %12.2e  %s\n", o.name.c_str(), tflops(cmd.shape, o.timing),
-                pct.c_str(), o.timing.median_ms, e.norm_relative_error, e.max_abs_error, verdict(o.check).c_str());
-    std::fflush(stdout);
-    all_passed = all_passed && o.check.passed;
+    const double pct = counter_or(*median, "pct_of_cublaslt", -1.0);
+    char pct_text[32] = "-";
+    if (pct >= 0) std::snprintf(pct_text, sizeof(pct_text), "%.1f", pct);
+    const ErrorMetrics& e = outcome.check.check.result.metrics;
+    std::printf("%-24s %9.1f %11s %10.4f %13.2e %12.2e  %s\n", contender.c_str(), counter_or(*median, "TFLOPS", 0.0),
+                pct_text, median->seconds * 1e3, e.norm_relative_error, e.max_abs_error,
+                outcome.checked ? verdict(outcome.check).c_str() : "-");
+    if (!outcome.skipped.empty()) std::printf("%-24s then failed: %s\n", "", outcome.skipped.c_str());
+    all_passed = all_passed && (!outcome.checked || outcome.check.passed) && outcome.skipped.empty();
   }
-
-  auto context = context_entries(env, timer, kTiming);
-  context.insert(context.begin(), {{"date", now_iso8601()}, {"host_name", host_name()}, {"executable", "fp8gemm"}});
-  context.push_back({"inputs", "random normal A and B quantized per tensor: " + describe(cmd.problem)});
-  context.push_back({"error_rows", describe_rows(reference, cmd.shape.m)});
-  write_json(cmd.json_path, context, cmd.shape, cmd.problem.d_type, outcomes, cublaslt_ms);
   std::printf("\nWrote %s (plot it: python3 bench/plot.py %s --out-dir DIR)\n", cmd.json_path.c_str(),
               cmd.json_path.c_str());
-  return all_passed ? 0 : kExitFailure;
+  if (refused > 0) std::fprintf(stderr, "fp8gemm: %d step(s) refused by the registry were not run\n", refused);
+  return all_passed && refused == 0 ? 0 : kExitFailure;
 }
 
 /// One step (or cuBLASLt mode) on the problem of the command line.
-int run_one(const CommandLine& cmd) {
+int run_one(const CommandLine& cmd, char* program) {
   const bool is_cublaslt = cmd.step == kCublasLtName || cmd.step == kCublasLtFastName;
-  const StepInfo* step = is_cublaslt ? nullptr : find_step(cmd.step);
-  if (!is_cublaslt && step == nullptr) {
-    std::fprintf(stderr, "fp8gemm: no step '%s' (fp8gemm --list shows them)\n", cmd.step.c_str());
-    return kExitUsage;
-  }
-  LaunchTimer timer;
-  const GemmProblem problem(cmd.shape, cmd.problem, timer.stream());
-  std::vector<std::unique_ptr<CublasLtGemm>> gemms;
-  const Contender contender =
-      is_cublaslt ? cublaslt_contender(problem, cmd.fast_accumulation || cmd.step == kCublasLtFastName, &gemms)
-                  : step_contender(*step, problem, cmd.fast_accumulation);
-  std::printf("%s on %s, %s%s\n", contender.name.c_str(), shape_name(cmd.shape).c_str(), describe(cmd.problem).c_str(),
-              cmd.fast_accumulation ? ", fast accumulation" : "");
+  const StepInfo* step = is_cublaslt ? nullptr : find_step(cmd.step);  // found: run() checked
+  report_refused_steps("fp8gemm");
+  const Contender contender{step, cmd.fast_accumulation || cmd.step == kCublasLtFastName};
+  const std::string json_path = cmd.json_given ? cmd.json_path : "";
+  initialize_benchmark(program, json_path);
+  CaseRunner runner(/*time_limit_seconds=*/0, /*print_checks=*/true, /*detailed_checks=*/true);
+  add_program_context(runner, cmd);
+  runner.register_case({cmd.shape, cmd.problem, contender, cmd.check});
+  std::printf("%s on %s, %s%s\n", contender_name(contender).c_str(), shape_name(cmd.shape).c_str(),
+              describe(cmd.problem).c_str(), cmd.fast_accumulation ? ", fast accumulation" : "");
+  std::fflush(stdout);
+  const std::vector<ReportedMedian> medians = run_cases(runner, !json_path.empty());
 
-  // A first launch says whether the step takes the problem at all, before
-  // the CPU spends time on the reference.
-  Status status = contender.launch();
-  std::unique_ptr<ReferenceProduct> reference;
-  Outcome o;
-  if (status.ok()) {
-    if (cmd.check) reference = std::make_unique<ReferenceProduct>(compute_reference(problem));
-    o = run_contender(contender, problem, reference.get(), timer);
-    status = o.status;
+  const CaseOutcome& outcome = runner.outcomes().front();
+  if (!outcome.status.ok()) {
+    std::printf("%s: %s\n", status_code_name(outcome.status.code), outcome.status.message.c_str());
+    return outcome.status.code == StatusCode::kRuntimeError ? kExitFailure : kExitRejected;
   }
-  if (!status.ok()) {
-    std::printf("%s: %s\n", status_code_name(status.code), status.message.c_str());
-    return status.code == StatusCode::kRuntimeError ? kExitFailure : kExitRejected;
+  const ReportedMedian* median = find_median(medians, outcome.name);
+  if (!outcome.measured || median == nullptr) {  // a failed check (printed above)
+    std::printf("not timed: %s\n", outcome.skipped.c_str());
+    return kExitFailure;
   }
-  std::printf("time: %.4f ms (median of %zu launches, L2 flushed before each) = %.2f TFLOP/s\n", o.timing.median_ms,
-              o.timing.launch_ms.size(), tflops(cmd.shape, o.timing));
-  if (!o.checked) return 0;
-  const ErrorMetrics& e = o.check.check.result.metrics;
-  std::printf("check against FP64 on %s:\n", describe_rows(*reference, cmd.shape.m).c_str());
-  std::printf("  max abs %.3e, norm-relative %.3e, calc_diff %.3e, elements over their bound %lld, "
-              "NaN/inf anywhere in D %lld\n",
-              e.max_abs_error, e.norm_relative_error, e.calc_diff,
-              static_cast<long long>(o.check.check.result.elements_over_bound), static_cast<long long>(o.check.unwritten));
-  std::printf("%s\n", verdict(o.check).c_str());
-  return o.check.passed ? 0 : kExitFailure;
+  std::printf("time: %.4f ms (median of %d repetitions; L2 flushed before each launch) = %.2f TFLOP/s\n",
+              median->seconds * 1e3, kRepetitions, counter_or(*median, "TFLOPS", 0.0));
+  if (!json_path.empty()) std::printf("Wrote %s\n", json_path.c_str());
+  return 0;
 }
 
 int run(int argc, char** argv) {
@@ -487,13 +335,18 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (cmd.list) return list_steps();
+  const bool is_cublaslt = cmd.step == kCublasLtName || cmd.step == kCublasLtFastName;
+  if (!cmd.step.empty() && !is_cublaslt && find_step(cmd.step) == nullptr) {
+    std::fprintf(stderr, "fp8gemm: no step '%s' (fp8gemm --list shows them)\n", cmd.step.c_str());
+    return kExitUsage;
+  }
   std::string reason;
   if (!cuda_device_available(&reason)) {
     std::fprintf(stderr, "fp8gemm: needs an NVIDIA GPU (%s). Nothing was run; fp8gemm --list works without one.\n",
                  reason.c_str());
     return kExitNoGpu;
   }
-  return cmd.step.empty() ? run_ladder(cmd) : run_one(cmd);
+  return cmd.step.empty() ? run_ladder(cmd, argv[0]) : run_one(cmd, argv[0]);
 }
 
 }  // namespace

@@ -1,65 +1,432 @@
 #!/usr/bin/env python3
-"""Prints the README's ladder table (markdown) from results files, so that README numbers
-are regenerated from a committed JSON file, never typed.
+"""Markdown tables from committed results files, so that numbers in the READMEs are
+regenerated, never typed.
 
-Usage: python3 bench/make_table.py RESULTS.json [MORE.json ...] [--readme README.md]
+Usage:
+  python3 bench/make_table.py RESULTS.json [MORE.json ...]    print the ladder table
+  python3 bench/make_table.py --update FILE.md [FILE.md ...]  regenerate the marked blocks
+  python3 bench/make_table.py --check FILE.md [FILE.md ...]   exit 1 if a block is out of date
 
-Columns: step, TFLOP/s at 4096^3, % of cuBLASLt (default accumulation) at 4096^3,
-TFLOP/s at 8192^3 and at the decode shape 64x2112x7168. Steps in ladder order, then
-cuBLASLt. With --readme, the table replaces the text between the markers
-<!-- ladder-table:begin --> and <!-- ladder-table:end --> of that file.
+A block in a markdown file is the text between a line
+
+  <!-- table: KIND key=value key=value ... -->
+
+and the next line `<!-- end table -->`; --update rewrites it, --check compares it with what
+--update would write. Paths are relative to the repository root; a value with spaces is
+quoted ("..."). Kinds and their keys:
+
+  ladder    json=FILE[,FILE]   every step at 4096x4096x4096 in ladder order, then cuBLASLt:
+                               TFLOP/s, % of cuBLASLt, TFLOP/s at 8192^3 and at 64x2112x7168
+  shapes    json=FILE[,FILE] steps=STEP,STEP|all [shapes=MxNxK,...]
+                               a row per shape: cuBLASLt and cuBLASLt fast TFLOP/s, then each
+                               step's TFLOP/s and % of cuBLASLt
+  fast      json=FILE[,FILE] steps=STEP,STEP [shapes=MxNxK,...]
+                               a row per shape: each step promoted and `<step>_fast` TFLOP/s,
+                               what fast accumulation gains, and cuBLASLt fast
+  sweep     json=FILE [shapes=MxNxK,...]
+                               a tile sweep (steps/04_double_buffering/sweep.cu): tile, shape,
+                               TFLOP/s, registers, threads, shared memory
+  counters  csv=FILE [columns=A,B,...] [steps=NN,...] [shapes=MxNxK,...]
+                               Nsight Compute counters (steps/profile_counters.sh): a row per
+                               step and shape, a column per metric; a CSV without metric and
+                               value columns: its own columns, as selected
+
+A step is named by its folder (05_matrix_cores) or number (05). Every table ends with
+`Source: <file>, commit <commit>, <gpu>.` from the file's context; for a file that records
+neither (sweep, counters), the keys commit= and gpu= say what to print.
+
+The plain form (RESULTS.json ...) prints the ladder table; --readme FILE writes it between
+the older markers <!-- ladder-table:begin --> and <!-- ladder-table:end --> of FILE.
 """
 import argparse
+import csv
+import difflib
+import json
+import os
 import re
+import shlex
 import sys
 
 import benchmark_json
-from benchmark_json import CUBLASLT, DECODE_SHAPE, LADDER_SHAPE
+from benchmark_json import CUBLASLT, CUBLASLT_FAST, DECODE_SHAPE, LADDER_SHAPE
 
 LARGE_SHAPE = "8192x8192x8192"
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BEGIN = re.compile(r"^\s*<!--\s*table:\s*(.*?)\s*-->\s*$")
+END = re.compile(r"^\s*<!--\s*end table\s*-->\s*$")
+DASH = "—"
 
+# Nsight Compute metrics shown when a counters block names no columns: time, registers,
+# occupancy, how busy issue, the FP32 pipe, DRAM and shared memory are, and bank conflicts.
+DEFAULT_COUNTERS = [
+    "gpu__time_duration.sum",
+    "launch__registers_per_thread",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "smsp__issue_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+]
+
+
+class TableError(Exception):
+    """A block that cannot be generated: says which and why."""
+
+
+# -----------------------------------------------------------------------------
+# Formatting
+# -----------------------------------------------------------------------------
 
 def tflops_text(value):
     if value is None:
-        return "—"
+        return DASH
     return f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.2f}"
 
 
-def percent_text(value, baseline):
-    if value is None or baseline is None:
-        return "—"
-    percent = 100.0 * value / baseline
+def percent_text(percent):
+    if percent is None:
+        return DASH
     return f"{percent:.1f} %" if percent >= 1 else f"{percent:.2f} %"
+
+
+def si_text(value):
+    """1234567 -> '1.23 M'; small numbers as they are."""
+    magnitude = abs(value)
+    for factor, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if magnitude >= 10 * factor:
+            return f"{value / factor:.3g} {suffix}"
+    if float(value).is_integer():
+        return f"{int(value)}"
+    return f"{value:.3g}"
+
+
+def markdown_table(header, rows, align):
+    """`align`: one of 'l' or 'r' per column."""
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join("---" if a == "l" else "---:" for a in align) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def source_line(files, contexts, keys):
+    """'Source: <file>, commit <commit>, <gpu>.' (several files: each with its own, unless
+    they agree)."""
+    def described(context):
+        commit = context.get("git_commit") or keys.get("commit") or "unknown"
+        gpu = context.get("gpu") or keys.get("gpu") or "unknown GPU"
+        return commit, gpu
+    pairs = [described(context) for context in contexts]
+    if len(set(pairs)) <= 1:
+        commit, gpu = pairs[0] if pairs else ("unknown", "unknown GPU")
+        return f"Source: {', '.join(files)}, commit {commit}, {gpu}."
+    return "Source: " + "; ".join(f"{f}, commit {c}, {g}" for f, (c, g) in zip(files, pairs)) + "."
+
+
+# -----------------------------------------------------------------------------
+# Reading the files a block names
+# -----------------------------------------------------------------------------
+
+def split_list(value):
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def repo_path(path):
+    return path if os.path.isabs(path) else os.path.join(REPO_ROOT, path)
+
+
+def load_benchmark(keys):
+    """(rows, files, contexts) of the json= files of a block."""
+    files = split_list(keys.get("json", ""))
+    if not files:
+        raise TableError("needs json=FILE")
+    for f in files:
+        if not os.path.exists(repo_path(f)):
+            raise TableError(f"no file {f} (paths are relative to the repository root)")
+    rows, contexts = benchmark_json.load_rows([repo_path(f) for f in files])
+    if not rows:
+        raise TableError(f"no measured case in {', '.join(files)}")
+    return rows, files, [context for _, context in contexts]
+
+
+def resolve_steps(keys, rows, required=True):
+    """The steps= of a block as contender names found in the rows ('all': every step)."""
+    value = keys.get("steps", "")
+    if not value:
+        if required:
+            raise TableError("needs steps=STEP,STEP (folder names or numbers) or steps=all")
+        return []
+    tflops = {key: 0.0 for key in rows}
+    if value == "all":
+        return benchmark_json.steps(tflops)
+    names = benchmark_json.contenders(tflops)
+    resolved = []
+    for key in split_list(value):
+        if key in names:
+            resolved.append(key)
+            continue
+        matches = [n for n in benchmark_json.steps(tflops) if key.isdigit() and n.split("_")[0] == key.zfill(2)]
+        if len(matches) != 1:
+            raise TableError(f"no step {key!r} in the file (it has {', '.join(names)})")
+        resolved.append(matches[0])
+    return resolved
+
+
+def selected_shapes(keys, available):
+    if "shapes" not in keys:
+        return available
+    wanted = split_list(keys["shapes"])
+    missing = [s for s in wanted if s not in available]
+    if missing:
+        raise TableError(f"shapes not in the file: {', '.join(missing)}")
+    return wanted
+
+
+def tflops_of(rows, contender, shape):
+    row = rows.get((contender, shape))
+    return None if row is None else float(row["TFLOPS"])
+
+
+# -----------------------------------------------------------------------------
+# The kinds
+# -----------------------------------------------------------------------------
+
+def ladder_table(keys):
+    rows, files, contexts = load_benchmark(keys)
+    tflops = {key: float(row["TFLOPS"]) for key, row in rows.items()}
+    names = benchmark_json.contenders(tflops)
+    steps = benchmark_json.steps(tflops)
+    baselines = [c for c in (CUBLASLT, CUBLASLT_FAST) if c in names]
+    header = ["step", f"TFLOP/s at {LADDER_SHAPE}", "% of cuBLASLt", f"TFLOP/s at {LARGE_SHAPE}",
+              f"TFLOP/s at {DECODE_SHAPE}"]
+    body = []
+    for contender in steps + baselines:
+        body.append([contender, tflops_text(tflops.get((contender, LADDER_SHAPE))),
+                     percent_text(benchmark_json.pct_of_cublaslt(rows, contender, LADDER_SHAPE)),
+                     tflops_text(tflops.get((contender, LARGE_SHAPE))),
+                     tflops_text(tflops.get((contender, DECODE_SHAPE)))])
+    return markdown_table(header, body, "lrrrr") + ["", source_line(files, contexts, keys)]
+
+
+def shapes_table(keys):
+    rows, files, contexts = load_benchmark(keys)
+    steps = resolve_steps(keys, rows)
+    shapes = selected_shapes(keys, benchmark_json.shapes(rows))
+    header = ["shape", "cuBLASLt TFLOP/s", "cuBLASLt fast TFLOP/s"]
+    for step in steps:
+        header += [f"{step} TFLOP/s", f"{step} % of cuBLASLt"]
+    body = []
+    for shape in shapes:
+        row = [shape, tflops_text(tflops_of(rows, CUBLASLT, shape)), tflops_text(tflops_of(rows, CUBLASLT_FAST, shape))]
+        for step in steps:
+            row += [tflops_text(tflops_of(rows, step, shape)),
+                    percent_text(benchmark_json.pct_of_cublaslt(rows, step, shape))]
+        body.append(row)
+    return markdown_table(header, body, "l" + "r" * (len(header) - 1)) + ["", source_line(files, contexts, keys)]
+
+
+def fast_table(keys):
+    rows, files, contexts = load_benchmark(keys)
+    steps = [s[: -len("_fast")] if s.endswith("_fast") else s for s in resolve_steps(keys, rows)]
+    shapes = selected_shapes(keys, benchmark_json.shapes(rows))
+    header = ["shape"]
+    for step in steps:
+        header += [f"{step} TFLOP/s", f"{step}_fast TFLOP/s", "fast vs promoted"]
+    header.append("cuBLASLt fast TFLOP/s")
+    body = []
+    for shape in shapes:
+        row = [shape]
+        for step in steps:
+            promoted, fast = tflops_of(rows, step, shape), tflops_of(rows, step + "_fast", shape)
+            gain = DASH if promoted is None or fast is None or not promoted else f"{100.0 * (fast / promoted - 1):+.1f} %"
+            row += [tflops_text(promoted), tflops_text(fast), gain]
+        row.append(tflops_text(tflops_of(rows, CUBLASLT_FAST, shape)))
+        body.append(row)
+    return markdown_table(header, body, "l" + "r" * (len(header) - 1)) + ["", source_line(files, contexts, keys)]
+
+
+def sweep_table(keys):
+    files = split_list(keys.get("json", ""))
+    if len(files) != 1:
+        raise TableError("needs json=FILE (one sweep file)")
+    path = repo_path(files[0])
+    if not os.path.exists(path):
+        raise TableError(f"no file {files[0]} (paths are relative to the repository root)")
+    with open(path) as f:
+        data = json.load(f)
+    results = data.get("results", [])
+    if not results:
+        raise TableError(f"no results in {files[0]}")
+    shape_of = {id(r): f"{r['m']}x{r['n']}x{r['k']}" for r in results}
+    shapes = selected_shapes(keys, list(dict.fromkeys(shape_of.values())))
+    body = []
+    for r in results:
+        if shape_of[id(r)] not in shapes:
+            continue
+        body.append([r["tile"], shape_of[id(r)], tflops_text(float(r["tflops"])), str(r["registers"]),
+                     str(r["threads"]), f"{r['shared_bytes'] / 1024:.0f} KiB"])
+    header = ["tile (BM x BN x BK / TM x TN)", "shape", "TFLOP/s", "registers", "threads", "shared memory"]
+    context = {"gpu": data.get("gpu"), "git_commit": data.get("git_commit")}
+    return markdown_table(header, body, "llrrrr") + ["", source_line(files, [context], keys)]
+
+
+def counter_text(value, unit):
+    try:
+        number = float(value)
+    except ValueError:
+        return value or DASH
+    if unit == "%":
+        return f"{number:.1f} %"
+    if unit == "ns":
+        return f"{number / 1e6:.3g} ms" if number >= 1e6 else f"{number / 1e3:.3g} us"
+    return si_text(number)
+
+
+def counters_table(keys):
+    files = split_list(keys.get("csv", ""))
+    if len(files) != 1:
+        raise TableError("needs csv=FILE (one CSV file)")
+    path = repo_path(files[0])
+    if not os.path.exists(path):
+        raise TableError(f"no file {files[0]} (paths are relative to the repository root)")
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        fields = reader.fieldnames or []
+        records = list(reader)
+    source = ["", source_line(files, [{}], keys)]
+    long_format = {"metric", "value"} <= set(fields)
+    if not long_format:  # one column per quantity: print the chosen ones
+        columns = split_list(keys["columns"]) if "columns" in keys else fields
+        unknown = [c for c in columns if c not in fields]
+        if unknown:
+            raise TableError(f"no column {', '.join(unknown)} in {files[0]} (it has {', '.join(fields)})")
+        body = [[record[c] for c in columns] for record in records]
+        return markdown_table(columns, body, "l" * len(columns)) + source
+
+    # step,m,n,k,metric,unit,value: a row per step and shape, a column per metric.
+    columns = split_list(keys["columns"]) if "columns" in keys else DEFAULT_COUNTERS
+    known = {record["metric"] for record in records}
+    unknown = [c for c in columns if c not in known]
+    if unknown and "columns" in keys:
+        raise TableError(f"no metric {', '.join(unknown)} in {files[0]}")
+    step_filter = {s.zfill(2) if s.isdigit() else s for s in split_list(keys.get("steps", ""))}
+    cells, units, order = {}, {}, []
+    for record in records:
+        step = record.get("step", "")
+        shape = "x".join(record.get(d, "?") for d in ("m", "n", "k"))
+        if step_filter and step not in step_filter:
+            continue
+        key = (step, shape)
+        if key not in cells:
+            cells[key] = {}
+            order.append(key)
+        cells[key][record["metric"]] = record["value"]
+        units[record["metric"]] = record.get("unit", "")
+    shapes = selected_shapes(keys, list(dict.fromkeys(shape for _, shape in order)))
+    body = []
+    for step, shape in order:
+        if shape not in shapes:
+            continue
+        body.append([step, shape] + [counter_text(cells[(step, shape)].get(c, ""), units.get(c, "")) for c in columns])
+    header = ["step", "shape"] + [f"`{c}`" for c in columns]
+    return markdown_table(header, body, "ll" + "r" * len(columns)) + source
+
+
+KINDS = {"ladder": ladder_table, "shapes": shapes_table, "fast": fast_table, "sweep": sweep_table,
+         "counters": counters_table}
+
+
+def generate(spec):
+    """The lines of the block whose marker says `spec` ('KIND key=value ...')."""
+    try:
+        words = shlex.split(spec)
+    except ValueError as e:
+        raise TableError(f"cannot read the marker: {e}")
+    if not words or words[0] not in KINDS:
+        raise TableError(f"unknown kind {words[0] if words else ''!r} (kinds: {', '.join(KINDS)})")
+    keys = {}
+    for word in words[1:]:
+        if "=" not in word:
+            raise TableError(f"expected key=value, got {word!r}")
+        key, value = word.split("=", 1)
+        keys[key] = value
+    return KINDS[words[0]](keys)
+
+
+# -----------------------------------------------------------------------------
+# Markdown files
+# -----------------------------------------------------------------------------
+
+def regenerate(text, name):
+    """The file's text with every block regenerated, and the list of blocks that changed
+    as (line number, kind, old lines, new lines)."""
+    lines = text.split("\n")
+    out, changed = [], []
+    i = 0
+    while i < len(lines):
+        begin = BEGIN.match(lines[i])
+        if not begin:
+            if END.match(lines[i]):
+                raise TableError(f"{name}:{i + 1}: <!-- end table --> without a table marker before it")
+            out.append(lines[i])
+            i += 1
+            continue
+        end = next((j for j in range(i + 1, len(lines)) if END.match(lines[j]) or BEGIN.match(lines[j])), None)
+        if end is None or BEGIN.match(lines[end]):
+            raise TableError(f"{name}:{i + 1}: no <!-- end table --> after this marker")
+        try:
+            new = generate(begin.group(1))
+        except TableError as e:
+            raise TableError(f"{name}:{i + 1}: {e}")
+        old = lines[i + 1:end]
+        if old != new:
+            changed.append((i + 1, begin.group(1).split()[0], old, new))
+        out += [lines[i]] + new + [lines[end]]
+        i = end + 1
+    return "\n".join(out), changed
+
+
+def update_files(paths, check):
+    stale = 0
+    for path in paths:
+        with open(path) as f:
+            text = f.read()
+        new_text, changed = regenerate(text, path)
+        blocks = len([line for line in text.split("\n") if BEGIN.match(line)])
+        if check:
+            for line, kind, old, new in changed:
+                stale += 1
+                print(f"{path}:{line}: the {kind} table is out of date (python3 bench/make_table.py --update {path}):")
+                sys.stdout.writelines(difflib.unified_diff([l + "\n" for l in old], [l + "\n" for l in new],
+                                                           "in the file", "generated", n=0))
+            if not changed:
+                print(f"{path}: {blocks} table(s) up to date")
+        elif new_text != text:
+            with open(path, "w") as f:
+                f.write(new_text)
+            print(f"{path}: {len(changed)} of {blocks} table(s) regenerated")
+        else:
+            print(f"{path}: {blocks} table(s), all up to date")
+    return stale
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("results", nargs="+", help="JSON files written by fp8gemm_bench or fp8gemm")
-    parser.add_argument("--readme", help="write the table between the ladder-table markers of this file")
+    parser.add_argument("files", nargs="+", help="results JSON files (ladder table), or markdown files with "
+                                                 "--update / --check")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--update", action="store_true", help="regenerate the table blocks of the markdown files")
+    mode.add_argument("--check", action="store_true", help="exit 1 if a table block differs from what "
+                                                           "--update would write")
+    mode.add_argument("--readme", help="write the ladder table between the ladder-table markers of this file")
     args = parser.parse_args()
 
-    results, context = benchmark_json.load(args.results)
-    if not results:
-        sys.exit("make_table.py: no measured cases in " + ", ".join(args.results))
-    contenders = benchmark_json.contenders(results)
-    steps = [c for c in contenders if c not in (CUBLASLT, benchmark_json.CUBLASLT_FAST)]
-    baselines = [c for c in contenders if c not in steps]
-    cublaslt = results.get((CUBLASLT, LADDER_SHAPE))
-
-    lines = [f"| step | TFLOP/s at {LADDER_SHAPE} | % of cuBLASLt | TFLOP/s at {LARGE_SHAPE} | "
-             f"TFLOP/s at {DECODE_SHAPE} |",
-             "|---|---:|---:|---:|---:|"]
-    for contender in steps + baselines:
-        ladder = results.get((contender, LADDER_SHAPE))
-        large = results.get((contender, LARGE_SHAPE))
-        decode = results.get((contender, DECODE_SHAPE))
-        lines.append(f"| {contender} | {tflops_text(ladder)} | {percent_text(ladder, cublaslt)} | "
-                     f"{tflops_text(large)} | {tflops_text(decode)} |")
-    lines.append("")
-    lines.append(f"FP8 e4m3, per-tensor scales, BF16 out; median launch with a cold L2. "
-                 f"{benchmark_json.describe_context(context)}. "
-                 f"Generated by `python3 bench/make_table.py {' '.join(args.results)}`.")
-    table = "\n".join(lines)
+    try:
+        if args.update or args.check:
+            stale = update_files(args.files, args.check)
+            sys.exit(1 if stale else 0)
+        table = "\n".join(ladder_table({"json": ",".join(args.files)}))
+    except (TableError, OSError, ValueError, KeyError) as e:
+        sys.exit(f"make_table.py: {e}")
     if args.readme is None:
         print(table)
         return

@@ -4,7 +4,9 @@
 Usage: python3 bench/plot.py RESULTS.json [MORE.json ...] --out-dir DIR
 
 Writes DIR/ladder.png (TFLOP/s of every step at 4096^3 as bars, cuBLASLt as lines) and,
-when the files hold more than one shape, DIR/shapes.png (TFLOP/s against shape).
+when the files hold more than one shape, DIR/shapes.png (TFLOP/s against shape; a step's
+`_fast` mode dotted, in the step's colour). Each case's number is its median aggregate (or,
+in files written before the programs ran repetitions, its only row): benchmark_json.py.
 """
 import argparse
 import math
@@ -24,15 +26,14 @@ BASELINE_STYLE = {CUBLASLT: ("black", "--"), CUBLASLT_FAST: ("dimgray", ":")}
 
 def plot_ladder(results, context, path):
     """Bars for the steps at 4096^3, horizontal lines for cuBLASLt. False if nothing to plot."""
-    steps = [c for c in benchmark_json.contenders(results)
-             if c not in BASELINE_STYLE and (c, LADDER_SHAPE) in results]
+    steps = [c for c in benchmark_json.steps(results) if (c, LADDER_SHAPE) in results]
     baselines = [c for c in BASELINE_STYLE if (c, LADDER_SHAPE) in results]
     if not steps and not baselines:
         return False
     fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(steps) + 2.5), 4.8))
     values = [results[(step, LADDER_SHAPE)] for step in steps]
     bars = ax.bar(steps, values, color="tab:blue")
-    ax.bar_label(bars, labels=[f"{v:.3g}" for v in values], padding=2)
+    ax.bar_label(bars, labels=[f"{v:.0f}" if v >= 100 else f"{v:.3g}" for v in values], padding=2)
     for name in baselines:
         color, style = BASELINE_STYLE[name]
         value = results[(name, LADDER_SHAPE)]
@@ -56,9 +57,18 @@ def plot_shapes(results, context, path):
         return False
     fig, ax = plt.subplots(figsize=(max(8.0, 0.5 * len(shapes) + 3.0), 5.5))
     x = range(len(shapes))
+    names = {contender for contender, _ in results}
+    step_colors = {}  # a step's `_fast` mode is drawn in the step's colour
+    for index, step in enumerate(benchmark_json.steps(results)):
+        step_colors[step] = plt.get_cmap("tab10")(index % 10)
     for contender in benchmark_json.contenders(results):
         y = [results.get((contender, shape), math.nan) for shape in shapes]  # nan: a gap
-        color, style = BASELINE_STYLE.get(contender, (None, "-"))
+        if contender in BASELINE_STYLE:
+            color, style = BASELINE_STYLE[contender]
+        elif benchmark_json.is_fast_variant(contender, names):
+            color, style = step_colors[contender[: -len(benchmark_json.FAST_SUFFIX)]], ":"
+        else:
+            color, style = step_colors.get(contender), "-"
         ax.plot(x, y, marker="o", markersize=4, color=color, linestyle=style, label=contender)
     ax.set_xticks(list(x))
     ax.set_xticklabels(shapes, rotation=60, ha="right", fontsize=8)

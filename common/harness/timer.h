@@ -52,14 +52,20 @@ class LaunchTimer {
   /// measurement and is returned; runtime errors throw.
   Status time(const std::function<Status()>& launch, const TimingOptions& options, Timing* timing);
 
+  /// One timed launch, the unit of every measurement: writes the L2 flush
+  /// buffer (outside the timed events), records the start event, calls
+  /// `launch` (which enqueues one GEMM on stream()), records the stop event
+  /// and waits for it. `*ms` gets the device time between the two events. A
+  /// non-ok status from `launch` is returned after the stream has drained, and
+  /// `*ms` is left alone; runtime errors (a fault in the kernel) throw. time()
+  /// is built on it; callers that drive the launches themselves (the Google
+  /// Benchmark cases of bench/, one launch per iteration) call it directly.
+  Status launch_once(const std::function<Status()>& launch, float* ms);
+
   /// "cudaMemsetAsync of 121 MiB (2 x L2 + 1 MiB) before every launch".
   std::string flush_description() const;
 
  private:
-  /// Flushes the L2, then enqueues `launch` between the two events and waits.
-  Status launch_once(const std::function<Status()>& launch, float* ms);
-
-
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   int64_t l2_bytes_ = 0;

@@ -84,7 +84,8 @@ __device__ inline Fp8x16 load_vector(const uint8_t* src, int valid) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 /// Starts copying 16 bytes from global `src` (16-byte aligned) to shared
 /// `dst`: the first `valid` bytes are read, the rest of dst is zero-filled.
-/// .ca keeps the line in L1: the next slice reads the rest of its sector.
+/// .ca keeps the 128-byte line in L1: a slice of BK = 32 bytes reads one
+/// 32-byte sector of each row, and the next three slices read the rest of the line.
 __device__ inline void cp_async_16(void* dst, const void* src, int valid) {
   const auto shared_address = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address), "l"(src), "r"(valid)
