@@ -7,33 +7,39 @@ Usage:
   python3 bench/make_table.py --update FILE.md [FILE.md ...]  regenerate the marked blocks
   python3 bench/make_table.py --check FILE.md [FILE.md ...]   exit 1 if a block is out of date
 
-A block in a markdown file is the text between a line
+A block in a markdown file is the text between a line (at the start of the line, outside
+fenced code)
 
   <!-- table: KIND key=value key=value ... -->
 
 and the next line `<!-- end table -->`; --update rewrites it, --check compares it with what
---update would write. Paths are relative to the repository root; a value with spaces is
-quoted ("..."). Kinds and their keys:
+--update would write and shows the difference. Paths are relative to the repository root;
+a value with spaces is quoted ("..."). Kinds and their keys:
 
-  ladder    json=FILE[,FILE]   every step at 4096x4096x4096 in ladder order, then cuBLASLt:
-                               TFLOP/s, % of cuBLASLt, TFLOP/s at 8192^3 and at 64x2112x7168
+  ladder    json=FILE[,FILE]
+            every step at 4096x4096x4096 in ladder order, then cuBLASLt: TFLOP/s, % of
+            cuBLASLt, TFLOP/s at 8192x8192x8192 and at 64x2112x7168
   shapes    json=FILE[,FILE] steps=STEP,STEP|all [shapes=MxNxK,...]
-                               a row per shape: cuBLASLt and cuBLASLt fast TFLOP/s, then each
-                               step's TFLOP/s and % of cuBLASLt
+            a row per shape: each step's TFLOP/s and % of cuBLASLt, then cuBLASLt and
+            cuBLASLt fast TFLOP/s
   fast      json=FILE[,FILE] steps=STEP,STEP [shapes=MxNxK,...]
-                               a row per shape: each step promoted and `<step>_fast` TFLOP/s,
-                               what fast accumulation gains, and cuBLASLt fast
+            a row per shape: each step with promotion and as `<step>_fast` (TFLOP/s, gain),
+            then cuBLASLt and cuBLASLt fast
   sweep     json=FILE [shapes=MxNxK,...]
-                               a tile sweep (steps/04_double_buffering/sweep.cu): tile, shape,
-                               TFLOP/s, registers, threads, shared memory
-  counters  csv=FILE [columns=A,B,...] [steps=NN,...] [shapes=MxNxK,...]
-                               Nsight Compute counters (steps/profile_counters.sh): a row per
-                               step and shape, a column per metric; a CSV without metric and
-                               value columns: its own columns, as selected
+            a tile sweep (steps/04_double_buffering/sweep.cu): a row per tile with its
+            threads, registers and shared memory, and per shape its blocks and TFLOP/s
+  counters  csv=FILE [metrics=A,B,...] [steps=NN,...] [shapes=MxNxK,...]
+            Nsight Compute counters (steps/profile_counters.sh, step,m,n,k,metric,unit,value):
+            a row per metric, a column per step and shape. columns= is another name for
+            metrics=; a CSV without metric and value columns prints its columns= as they are
 
-A step is named by its folder (05_matrix_cores) or number (05). Every table ends with
-`Source: <file>, commit <commit>, <gpu>.` from the file's context; for a file that records
-neither (sweep, counters), the keys commit= and gpu= say what to print.
+A step is named by its folder (05_matrix_cores) or number (05); a step missing from the file
+gives dashes and a warning. Every table ends with `Source: <file>, commit <commit>, <gpu>.`
+from the file's context; for a file that records neither (sweep, counters), the keys commit=
+and gpu= say what to print.
+
+Exit status: 0 done (or, with --check, every block up to date); 1 a block is out of date
+(--check); 2 a block or file cannot be read.
 
 The plain form (RESULTS.json ...) prints the ladder table; --readme FILE writes it between
 the older markers <!-- ladder-table:begin --> and <!-- ladder-table:end --> of FILE.
@@ -52,8 +58,9 @@ from benchmark_json import CUBLASLT, CUBLASLT_FAST, DECODE_SHAPE, LADDER_SHAPE
 
 LARGE_SHAPE = "8192x8192x8192"
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BEGIN = re.compile(r"^\s*<!--\s*table:\s*(.*?)\s*-->\s*$")
-END = re.compile(r"^\s*<!--\s*end table\s*-->\s*$")
+BEGIN = re.compile(r"^<!--\s*table:\s*(.*?)\s*-->\s*$")
+END = re.compile(r"^<!--\s*end table\s*-->\s*$")
+FENCE = re.compile(r"^\s*(```|~~~)")
 DASH = "—"
 
 # Nsight Compute metrics shown when a counters block names no columns: time, registers,
@@ -89,15 +96,33 @@ def percent_text(percent):
     return f"{percent:.1f} %" if percent >= 1 else f"{percent:.2f} %"
 
 
-def si_text(value):
-    """1234567 -> '1.23 M'; small numbers as they are."""
+def count_text(value):
+    """18074 -> '18,074'; 469812345 -> '469.8 M'."""
     magnitude = abs(value)
-    for factor, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if magnitude >= 10 * factor:
-            return f"{value / factor:.3g} {suffix}"
+    if magnitude >= 1e5:
+        for factor, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+            if magnitude >= factor:
+                return f"{value / factor:.4g} {suffix}"
     if float(value).is_integer():
-        return f"{int(value)}"
+        return f"{int(value):,}"
     return f"{value:.3g}"
+
+
+def shape_text(shape):
+    """'4096x4096x4096' -> '4096 × 4096 × 4096', as the chapters write shapes."""
+    return shape.replace("x", " × ")
+
+
+def step_label(contender):
+    """'05_matrix_cores' -> 'step 05', '05_matrix_cores_fast' -> 'step 05 fast', 'cublaslt' -> 'cuBLASLt'."""
+    if contender == CUBLASLT:
+        return "cuBLASLt"
+    if contender == CUBLASLT_FAST:
+        return "cuBLASLt fast"
+    number = contender.split("_")[0]
+    if not number.isdigit():
+        return contender
+    return f"step {number}" + (" fast" if contender.endswith(benchmark_json.FAST_SUFFIX) else "")
 
 
 def markdown_table(header, rows, align):
@@ -122,6 +147,10 @@ def source_line(files, contexts, keys):
     return "Source: " + "; ".join(f"{f}, commit {c}, {g}" for f, (c, g) in zip(files, pairs)) + "."
 
 
+def warn(message):
+    print(f"make_table.py: warning: {message}", file=sys.stderr)
+
+
 # -----------------------------------------------------------------------------
 # Reading the files a block names
 # -----------------------------------------------------------------------------
@@ -130,43 +159,51 @@ def split_list(value):
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-def repo_path(path):
-    return path if os.path.isabs(path) else os.path.join(REPO_ROOT, path)
+def repo_path(path, base=REPO_ROOT):
+    """A block's path, relative to the repository root (the plain form: to the working directory)."""
+    return path if os.path.isabs(path) else os.path.join(base, path)
 
 
-def load_benchmark(keys):
+def one_file(keys, key):
+    files = split_list(keys.get(key, ""))
+    if len(files) != 1:
+        raise TableError(f"needs {key}=FILE (one file)")
+    if not os.path.exists(repo_path(files[0])):
+        raise TableError(f"no file {files[0]} (paths are relative to the repository root)")
+    return files[0], repo_path(files[0])
+
+
+def load_benchmark(keys, base=REPO_ROOT):
     """(rows, files, contexts) of the json= files of a block."""
     files = split_list(keys.get("json", ""))
     if not files:
         raise TableError("needs json=FILE")
     for f in files:
-        if not os.path.exists(repo_path(f)):
+        if not os.path.exists(repo_path(f, base)):
             raise TableError(f"no file {f} (paths are relative to the repository root)")
-    rows, contexts = benchmark_json.load_rows([repo_path(f) for f in files])
+    rows, contexts = benchmark_json.load_rows([repo_path(f, base) for f in files])
     if not rows:
         raise TableError(f"no measured case in {', '.join(files)}")
     return rows, files, [context for _, context in contexts]
 
 
-def resolve_steps(keys, rows, required=True):
-    """The steps= of a block as contender names found in the rows ('all': every step)."""
+def resolve_steps(keys, rows):
+    """The steps= of a block as contender names ('all': every step of the file). A step the
+    file lacks keeps its name (its cells show a dash) and draws a warning."""
     value = keys.get("steps", "")
     if not value:
-        if required:
-            raise TableError("needs steps=STEP,STEP (folder names or numbers) or steps=all")
-        return []
+        raise TableError("needs steps=STEP,STEP (folder names or numbers) or steps=all")
     tflops = {key: 0.0 for key in rows}
     if value == "all":
         return benchmark_json.steps(tflops)
     names = benchmark_json.contenders(tflops)
     resolved = []
     for key in split_list(value):
-        if key in names:
-            resolved.append(key)
-            continue
-        matches = [n for n in benchmark_json.steps(tflops) if key.isdigit() and n.split("_")[0] == key.zfill(2)]
+        matches = [key] if key in names else [
+            n for n in benchmark_json.steps(tflops) if key.isdigit() and n.split("_")[0] == key.zfill(2)]
         if len(matches) != 1:
-            raise TableError(f"no step {key!r} in the file (it has {', '.join(names)})")
+            warn(f"no step {key!r} in {keys.get('json')} (it has {', '.join(names)}): its cells show {DASH}")
+            matches = [key]
         resolved.append(matches[0])
     return resolved
 
@@ -190,8 +227,10 @@ def tflops_of(rows, contender, shape):
 # The kinds
 # -----------------------------------------------------------------------------
 
-def ladder_table(keys):
-    rows, files, contexts = load_benchmark(keys)
+def ladder_table(keys, base=REPO_ROOT):
+    """Every step in ladder order, then cuBLASLt: TFLOP/s at 4096^3, % of cuBLASLt there,
+    TFLOP/s at 8192^3 and at the decode shape."""
+    rows, files, contexts = load_benchmark(keys, base)
     tflops = {key: float(row["TFLOPS"]) for key, row in rows.items()}
     names = benchmark_json.contenders(tflops)
     steps = benchmark_json.steps(tflops)
@@ -208,65 +247,74 @@ def ladder_table(keys):
 
 
 def shapes_table(keys):
+    """A row per shape: each step's TFLOP/s and % of cuBLASLt, then cuBLASLt's two modes."""
     rows, files, contexts = load_benchmark(keys)
     steps = resolve_steps(keys, rows)
     shapes = selected_shapes(keys, benchmark_json.shapes(rows))
-    header = ["shape", "cuBLASLt TFLOP/s", "cuBLASLt fast TFLOP/s"]
+    header = ["shape"]
     for step in steps:
-        header += [f"{step} TFLOP/s", f"{step} % of cuBLASLt"]
+        header += [f"{step_label(step)} TFLOP/s", f"{step_label(step)} % of cuBLASLt"]
+    header += ["cuBLASLt TFLOP/s", "cuBLASLt fast TFLOP/s"]
     body = []
     for shape in shapes:
-        row = [shape, tflops_text(tflops_of(rows, CUBLASLT, shape)), tflops_text(tflops_of(rows, CUBLASLT_FAST, shape))]
+        row = [shape_text(shape)]
         for step in steps:
             row += [tflops_text(tflops_of(rows, step, shape)),
                     percent_text(benchmark_json.pct_of_cublaslt(rows, step, shape))]
+        row += [tflops_text(tflops_of(rows, CUBLASLT, shape)), tflops_text(tflops_of(rows, CUBLASLT_FAST, shape))]
         body.append(row)
     return markdown_table(header, body, "l" + "r" * (len(header) - 1)) + ["", source_line(files, contexts, keys)]
 
 
 def fast_table(keys):
+    """A row per shape: each step with promotion and as `<step>_fast`, the gain, then cuBLASLt."""
     rows, files, contexts = load_benchmark(keys)
-    steps = [s[: -len("_fast")] if s.endswith("_fast") else s for s in resolve_steps(keys, rows)]
+    suffix = benchmark_json.FAST_SUFFIX
+    steps = [s[: -len(suffix)] if s.endswith(suffix) else s for s in resolve_steps(keys, rows)]
     shapes = selected_shapes(keys, benchmark_json.shapes(rows))
     header = ["shape"]
     for step in steps:
-        header += [f"{step} TFLOP/s", f"{step}_fast TFLOP/s", "fast vs promoted"]
-    header.append("cuBLASLt fast TFLOP/s")
+        header += [f"{step_label(step)} TFLOP/s", f"{step_label(step + suffix)} TFLOP/s", "gain"]
+    header += ["cuBLASLt TFLOP/s", "cuBLASLt fast TFLOP/s"]
     body = []
     for shape in shapes:
-        row = [shape]
+        row = [shape_text(shape)]
         for step in steps:
-            promoted, fast = tflops_of(rows, step, shape), tflops_of(rows, step + "_fast", shape)
+            promoted, fast = tflops_of(rows, step, shape), tflops_of(rows, step + suffix, shape)
             gain = DASH if promoted is None or fast is None or not promoted else f"{100.0 * (fast / promoted - 1):+.1f} %"
             row += [tflops_text(promoted), tflops_text(fast), gain]
-        row.append(tflops_text(tflops_of(rows, CUBLASLT_FAST, shape)))
+        row += [tflops_text(tflops_of(rows, CUBLASLT, shape)), tflops_text(tflops_of(rows, CUBLASLT_FAST, shape))]
         body.append(row)
     return markdown_table(header, body, "l" + "r" * (len(header) - 1)) + ["", source_line(files, contexts, keys)]
 
 
 def sweep_table(keys):
-    files = split_list(keys.get("json", ""))
-    if len(files) != 1:
-        raise TableError("needs json=FILE (one sweep file)")
-    path = repo_path(files[0])
-    if not os.path.exists(path):
-        raise TableError(f"no file {files[0]} (paths are relative to the repository root)")
+    """A row per tile: threads, registers, shared memory, and per shape the grid's blocks
+    and TFLOP/s."""
+    name, path = one_file(keys, "json")
     with open(path) as f:
         data = json.load(f)
     results = data.get("results", [])
     if not results:
-        raise TableError(f"no results in {files[0]}")
-    shape_of = {id(r): f"{r['m']}x{r['n']}x{r['k']}" for r in results}
-    shapes = selected_shapes(keys, list(dict.fromkeys(shape_of.values())))
+        raise TableError(f"no results in {name}")
+    shape_of = lambda r: f"{r['m']}x{r['n']}x{r['k']}"  # noqa: E731
+    shapes = selected_shapes(keys, list(dict.fromkeys(shape_of(r) for r in results)))
+    tiles = list(dict.fromkeys(r["tile"] for r in results))
+    by_key = {(r["tile"], shape_of(r)): r for r in results}
+    header = ["tile (BM x BN x BK / TM x TN)", "threads", "registers", "shared memory"]
+    for shape in shapes:
+        header += [f"blocks at {shape_text(shape)}", f"TFLOP/s at {shape_text(shape)}"]
     body = []
-    for r in results:
-        if shape_of[id(r)] not in shapes:
-            continue
-        body.append([r["tile"], shape_of[id(r)], tflops_text(float(r["tflops"])), str(r["registers"]),
-                     str(r["threads"]), f"{r['shared_bytes'] / 1024:.0f} KiB"])
-    header = ["tile (BM x BN x BK / TM x TN)", "shape", "TFLOP/s", "registers", "threads", "shared memory"]
+    for tile in tiles:
+        first = next(r for r in results if r["tile"] == tile)
+        row = [tile, str(first["threads"]), str(first["registers"]), f"{first['shared_bytes'] / 1024:.0f} KiB"]
+        for shape in shapes:
+            r = by_key.get((tile, shape))
+            blocks = DASH if r is None else f"{-(-r['m'] // r['bm']) * -(-r['n'] // r['bn']):,}"
+            row += [blocks, DASH if r is None else tflops_text(float(r["tflops"]))]
+        body.append(row)
     context = {"gpu": data.get("gpu"), "git_commit": data.get("git_commit")}
-    return markdown_table(header, body, "llrrrr") + ["", source_line(files, [context], keys)]
+    return markdown_table(header, body, "l" + "r" * (len(header) - 1)) + ["", source_line([name], [context], keys)]
 
 
 def counter_text(value, unit):
@@ -275,60 +323,65 @@ def counter_text(value, unit):
     except ValueError:
         return value or DASH
     if unit == "%":
-        return f"{number:.1f} %"
+        return f"{number:.1f} %" if number >= 1 or number == 0 else f"{number:.2f} %"
     if unit == "ns":
-        return f"{number / 1e6:.3g} ms" if number >= 1e6 else f"{number / 1e3:.3g} us"
-    return si_text(number)
+        return f"{number / 1e6:.3g} ms" if number >= 1e6 else f"{number / 1e3:.4g} µs"
+    if unit == "byte":
+        for factor, suffix in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+            if number >= factor:
+                return f"{number / factor:.1f} {suffix}"
+        return f"{number:.0f} B"
+    return count_text(number)
 
 
 def counters_table(keys):
-    files = split_list(keys.get("csv", ""))
-    if len(files) != 1:
-        raise TableError("needs csv=FILE (one CSV file)")
-    path = repo_path(files[0])
-    if not os.path.exists(path):
-        raise TableError(f"no file {files[0]} (paths are relative to the repository root)")
+    """Nsight Compute counters: a row per metric, a column per step and shape (a CSV in the
+    layout step,m,n,k,metric,unit,value); other CSVs: their columns= as they are."""
+    name, path = one_file(keys, "csv")
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
         fields = reader.fieldnames or []
         records = list(reader)
-    source = ["", source_line(files, [{}], keys)]
-    long_format = {"metric", "value"} <= set(fields)
-    if not long_format:  # one column per quantity: print the chosen ones
-        columns = split_list(keys["columns"]) if "columns" in keys else fields
+    chosen = keys.get("metrics", keys.get("columns"))
+    source = ["", source_line([name], [{}], keys)]
+    if not {"metric", "value"} <= set(fields):  # one column per quantity: print the chosen ones
+        columns = split_list(chosen) if chosen else fields
         unknown = [c for c in columns if c not in fields]
         if unknown:
-            raise TableError(f"no column {', '.join(unknown)} in {files[0]} (it has {', '.join(fields)})")
+            raise TableError(f"no column {', '.join(unknown)} in {name} (it has {', '.join(fields)})")
         body = [[record[c] for c in columns] for record in records]
         return markdown_table(columns, body, "l" * len(columns)) + source
 
-    # step,m,n,k,metric,unit,value: a row per step and shape, a column per metric.
-    columns = split_list(keys["columns"]) if "columns" in keys else DEFAULT_COUNTERS
+    metrics = split_list(chosen) if chosen else DEFAULT_COUNTERS
     known = {record["metric"] for record in records}
-    unknown = [c for c in columns if c not in known]
-    if unknown and "columns" in keys:
-        raise TableError(f"no metric {', '.join(unknown)} in {files[0]}")
-    step_filter = {s.zfill(2) if s.isdigit() else s for s in split_list(keys.get("steps", ""))}
-    cells, units, order = {}, {}, []
+    for metric in metrics:
+        if metric not in known:
+            if chosen:
+                raise TableError(f"no metric {metric} in {name}")
+            warn(f"no metric {metric} in {name}: its row shows {DASH}")
+    step_filter = [s.zfill(2) if s.isdigit() else s for s in split_list(keys.get("steps", ""))]
+    values, units, runs = {}, {}, []
     for record in records:
         step = record.get("step", "")
         shape = "x".join(record.get(d, "?") for d in ("m", "n", "k"))
         if step_filter and step not in step_filter:
             continue
-        key = (step, shape)
-        if key not in cells:
-            cells[key] = {}
-            order.append(key)
-        cells[key][record["metric"]] = record["value"]
+        if (step, shape) not in runs:
+            runs.append((step, shape))
+        values[(step, shape, record["metric"])] = record["value"]
         units[record["metric"]] = record.get("unit", "")
-    shapes = selected_shapes(keys, list(dict.fromkeys(shape for _, shape in order)))
-    body = []
-    for step, shape in order:
-        if shape not in shapes:
-            continue
-        body.append([step, shape] + [counter_text(cells[(step, shape)].get(c, ""), units.get(c, "")) for c in columns])
-    header = ["step", "shape"] + [f"`{c}`" for c in columns]
-    return markdown_table(header, body, "ll" + "r" * len(columns)) + source
+    if step_filter:
+        missing = [s for s in step_filter if s not in {step for step, _ in runs}]
+        if missing:
+            raise TableError(f"no step {', '.join(missing)} in {name}")
+    shapes = selected_shapes(keys, list(dict.fromkeys(shape for _, shape in runs)))
+    steps = list(dict.fromkeys(step for step, _ in runs))
+    columns = [(step, shape) for shape in shapes for step in steps if (step, shape) in runs]
+    header = ["counter"] + [shape_text(shape) if len(steps) == 1 else f"step {step}, {shape_text(shape)}"
+                            for step, shape in columns]
+    body = [[f"`{metric}`"] + [counter_text(values.get((step, shape, metric), ""), units.get(metric, ""))
+                               for step, shape in columns] for metric in metrics]
+    return markdown_table(header, body, "l" + "r" * len(columns)) + source
 
 
 KINDS = {"ladder": ladder_table, "shapes": shapes_table, "fast": fast_table, "sweep": sweep_table,
@@ -357,14 +410,22 @@ def generate(spec):
 # -----------------------------------------------------------------------------
 
 def regenerate(text, name):
-    """The file's text with every block regenerated, and the list of blocks that changed
-    as (line number, kind, old lines, new lines)."""
+    """The file's text with every block regenerated, the list of blocks that changed as
+    (line number, kind, old lines, new lines), and the number of blocks."""
     lines = text.split("\n")
     out, changed = [], []
+    count = 0
     i = 0
+    fenced = False  # inside a fenced code block: markers there are examples, not blocks
     while i < len(lines):
-        begin = BEGIN.match(lines[i])
+        if FENCE.match(lines[i]):
+            fenced = not fenced
+        begin = None if fenced else BEGIN.match(lines[i])
         if not begin:
+            if fenced:
+                out.append(lines[i])
+                i += 1
+                continue
             if END.match(lines[i]):
                 raise TableError(f"{name}:{i + 1}: <!-- end table --> without a table marker before it")
             out.append(lines[i])
@@ -377,12 +438,13 @@ def regenerate(text, name):
             new = generate(begin.group(1))
         except TableError as e:
             raise TableError(f"{name}:{i + 1}: {e}")
+        count += 1
         old = lines[i + 1:end]
         if old != new:
             changed.append((i + 1, begin.group(1).split()[0], old, new))
         out += [lines[i]] + new + [lines[end]]
         i = end + 1
-    return "\n".join(out), changed
+    return "\n".join(out), changed, count
 
 
 def update_files(paths, check):
@@ -390,8 +452,7 @@ def update_files(paths, check):
     for path in paths:
         with open(path) as f:
             text = f.read()
-        new_text, changed = regenerate(text, path)
-        blocks = len([line for line in text.split("\n") if BEGIN.match(line)])
+        new_text, changed, blocks = regenerate(text, path)
         if check:
             for line, kind, old, new in changed:
                 stale += 1
@@ -424,9 +485,10 @@ def main():
         if args.update or args.check:
             stale = update_files(args.files, args.check)
             sys.exit(1 if stale else 0)
-        table = "\n".join(ladder_table({"json": ",".join(args.files)}))
+        table = "\n".join(ladder_table({"json": ",".join(args.files)}, base=os.getcwd()))
     except (TableError, OSError, ValueError, KeyError) as e:
-        sys.exit(f"make_table.py: {e}")
+        print(f"make_table.py: {e}", file=sys.stderr)
+        sys.exit(2)
     if args.readme is None:
         print(table)
         return

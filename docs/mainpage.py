@@ -14,9 +14,11 @@ as Doxygen should read it, line for line (warnings keep their line numbers).
   - A link to a file the site shows (an input header or kernel source) goes to
     its page; a link to any other file of the repository (a script, a log, a
     JSON file), which the site does not hold, keeps its text and loses the link.
+  - An image link gets the image's path from the repository root: Doxygen
+    finds it in IMAGE_PATH by that path (a path with "../" it neither finds nor
+    reports; a bare name is ambiguous once a forked step copies its figures).
   - HTML comments (`<!-- table: ... -->`, generated-table markers) are blanked:
     they are notes for the editors of the markdown, not for the reader.
-Images are left as they are: Doxygen finds them in IMAGE_PATH.
 
 Usage: mainpage.py --root REPOSITORY [--shown FILE_LIST] PAGE.md
   --shown: a file with one repository-relative path a line: the files the site
@@ -42,7 +44,7 @@ def page_id(root, path):
     try:
         with open(path, encoding="utf-8") as f:
             for line in f:
-                if line.strip():
+                if line.strip() and not line.lstrip().startswith("<!--"):
                     m = ATX.match(line.rstrip("\n"))
                     if m and len(m.group(1)) == 1:
                         e = EXPLICIT_ID.search(m.group(2))
@@ -144,8 +146,13 @@ def main():
 
     def target_of_link(match):
         bang, label, target, title = match.group(1), match.group(2), match.group(3), match.group(4) or ""
-        if bang or not target or re.match(r"^[a-z][a-z0-9+.\-]*:", target, re.I) or target.startswith("@"):
-            return match.group(0)  # image, URL, mailto:, @ref: as written
+        if not target or re.match(r"^[a-z][a-z0-9+.\-]*:", target, re.I) or target.startswith("@"):
+            return match.group(0)  # URL, mailto:, @ref: as written
+        if bang:  # an image: Doxygen looks it up in IMAGE_PATH, by a path without "../"
+            full = os.path.realpath(os.path.join(here, target))
+            if os.path.isfile(full) and not os.path.relpath(full, root).startswith(".."):
+                return "![%s](%s%s)" % (label, os.path.relpath(full, root), title)
+            return match.group(0)
         path, _, anchor = target.partition("#")
         if not path:  # an anchor of this page
             return "[%s](#%s%s)" % (label, own_ids.get(anchor, anchor), title)

@@ -18,9 +18,9 @@ namespace fp8gemm {
 
 /// M x N x K of one GEMM.
 struct Shape {
-  int64_t m = 0;
-  int64_t n = 0;
-  int64_t k = 0;
+  int64_t m = 0;  ///< Rows of A and D.
+  int64_t n = 0;  ///< Rows of B, columns of D.
+  int64_t k = 0;  ///< Reduction length.
 };
 
 /// "4096x4096x4096": the shape part of every benchmark name.
@@ -54,7 +54,9 @@ class GemmProblem {
   /// Draws, quantizes and uploads the operands; throws on any runtime error.
   GemmProblem(const Shape& shape, const ProblemOptions& options, cudaStream_t stream);
 
+  /// M, N and K.
   const Shape& shape() const { return shape_; }
+  /// Formats, output type and seed the problem was made with.
   const ProblemOptions& options() const { return options_; }
 
   /// Arguments for run_step(): tight leading dimensions, per-tensor scales,
@@ -63,6 +65,7 @@ class GemmProblem {
 
   /// The scales again, in device memory, where cuBLASLt reads them.
   const float* a_scale_on_device() const { return a_scale_.get(); }
+  /// B's per-tensor scale in device memory.
   const float* b_scale_on_device() const { return b_scale_.get(); }
 
   /// Fills D with NaN, so that an element a kernel fails to write cannot pass a check.
@@ -73,6 +76,7 @@ class GemmProblem {
 
   /// A and B (codes and scale) on the host, for the reference.
   QuantizedMatrix download_a() const;
+  /// B (codes and scale) on the host, for the reference.
   QuantizedMatrix download_b() const;
 
  private:
