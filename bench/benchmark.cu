@@ -127,7 +127,8 @@ int run(int argc, char** argv) {
   const std::string out_format = flag_value(argc, argv, "benchmark_out_format");
   const bool console_display = display_format.empty() || display_format == "console";
   const bool json_display = display_format == "json";
-  const bool json_file = !flag_value(argc, argv, "benchmark_out").empty() && (out_format.empty() || out_format == "json");
+  const bool json_file =
+      !flag_value(argc, argv, "benchmark_out").empty() && (out_format.empty() || out_format == "json");
   const int repetitions = flag_value(argc, argv, "benchmark_repetitions").empty() ? kRepetitions : 0;
   const double min_time_seconds = flag_value(argc, argv, "benchmark_min_time").empty() ? kMinTimeSeconds : 0;
   benchmark::Initialize(&argc, argv);
@@ -161,8 +162,10 @@ int run(int argc, char** argv) {
   benchmark::Shutdown();
   int status = 0;
   if (runner.runtime_failures() > 0) {
-    std::fprintf(stderr, "fp8gemm_bench: %d case(s) hit a runtime error (error_message, or the label of the "
-                 "aggregates, in the results):\n", runner.runtime_failures());
+    std::fprintf(stderr,
+                 "fp8gemm_bench: %d case(s) hit a runtime error (error_message, or the label of the "
+                 "aggregates, in the results):\n",
+                 runner.runtime_failures());
     for (const CaseOutcome& outcome : runner.outcomes()) {
       if (outcome.status.code == StatusCode::kRuntimeError) {
         std::fprintf(stderr, "  %s: %s\n", outcome.name.c_str(), outcome.status.message.c_str());
@@ -171,8 +174,7 @@ int run(int argc, char** argv) {
     status = kExitFailure;
   }
   if (refused > 0) {
-    std::fprintf(stderr, "fp8gemm_bench: %d step(s) refused by the registry were not measured (see above)\n",
-                 refused);
+    std::fprintf(stderr, "fp8gemm_bench: %d step(s) refused by the registry were not measured (see above)\n", refused);
     status = kExitFailure;
   }
   return status;

@@ -10,9 +10,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "common/device/output.h"
 #include "common/api/registry.h"
 #include "common/device/launch.h"
+#include "common/device/output.h"
 
 #ifndef FP8GEMM_GIT_COMMIT
 #define FP8GEMM_GIT_COMMIT "unknown"
@@ -28,8 +28,8 @@ std::vector<Shape> default_benchmark_shapes() {
   // The squares, then decode batches of 1 and 16 with the first DeepSeek-V3
   // (N, K), then DeepSeek-V3's GEMMs as DeepGEMM's tables list them.
   std::vector<Shape> shapes = {kDefaultShape, {8192, 8192, 8192}, {1, 2112, 7168}, {16, 2112, 7168}};
-  const std::pair<int64_t, int64_t> deepseek_nk[] = {{2112, 7168}, {24576, 1536}, {32768, 512},
-                                                     {7168, 16384}, {4096, 7168}, {7168, 2048}};
+  const std::pair<int64_t, int64_t> deepseek_nk[] = {{2112, 7168},  {24576, 1536}, {32768, 512},
+                                                     {7168, 16384}, {4096, 7168},  {7168, 2048}};
   for (int64_t m : {64, 128, 4096}) {
     for (const auto& [n, k] : deepseek_nk) shapes.push_back({m, n, k});
   }
@@ -166,8 +166,8 @@ double timed_launch(LaunchTimer& timer, const std::function<Status()>& launch) {
 CaseRunner::CaseRunner(double time_limit_seconds, bool print_checks, bool detailed_checks)
     : print_checks_(print_checks), detailed_checks_(detailed_checks) {
   if (time_limit_seconds > 0) {
-    deadline_ = Clock::now() +
-                std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(time_limit_seconds));
+    deadline_ =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(time_limit_seconds));
   }
 }
 
@@ -180,8 +180,8 @@ void CaseRunner::register_case(const BenchCase& c, int repetitions, double min_t
   outcome.name = case_name(c);
   outcomes_.push_back(outcome);
   states_.push_back(std::make_unique<CaseState>());
-  benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(
-      outcome.name.c_str(), [this, index](benchmark::State& state) { run(state, index); });
+  benchmark::internal::Benchmark* b =
+      benchmark::RegisterBenchmark(outcome.name.c_str(), [this, index](benchmark::State& state) { run(state, index); });
   b->UseManualTime()->Unit(benchmark::kMillisecond)->ReportAggregatesOnly(true);
   if (repetitions > 0) b->Repetitions(repetitions);
   if (min_time_seconds > 0) b->MinTime(min_time_seconds);
@@ -242,10 +242,11 @@ void CaseRunner::print_check(size_t index) const {
   const std::string rows = describe_checked_rows(c.shape, c.problem.seed);
   if (detailed_checks_) {
     std::printf("check of %s against FP64 on %s:\n", outcome.name.c_str(), rows.c_str());
-    std::printf("  max abs %.3e, norm-relative %.3e, calc_diff %.3e, elements over their bound %lld, "
-                "NaN/inf anywhere in D %lld\n",
-                e.max_abs_error, e.norm_relative_error, e.calc_diff,
-                static_cast<long long>(r.check.result.elements_over_bound), static_cast<long long>(r.unwritten));
+    std::printf(
+        "  max abs %.3e, norm-relative %.3e, calc_diff %.3e, elements over their bound %lld, "
+        "NaN/inf anywhere in D %lld\n",
+        e.max_abs_error, e.norm_relative_error, e.calc_diff, static_cast<long long>(r.check.result.elements_over_bound),
+        static_cast<long long>(r.unwritten));
     std::printf("%s\n", verdict(r).c_str());
   } else {
     std::printf("check %-36s %s (norm-rel %.2e, max abs %.2e, calc_diff %.2e; %s)\n", outcome.name.c_str(),
@@ -449,7 +450,8 @@ void set_rate_counters(benchmark::State& state, const BenchCase& c) {
   const double tera_flops = gemm_flops(c.shape.m, c.shape.n, c.shape.k) * 1e-12;  // per launch
   state.counters["TFLOPS"] = Counter(tera_flops, Counter::kIsIterationInvariantRate);
   state.counters["pct_of_peak"] = Counter(100.0 * tera_flops / kPeakTflops, Counter::kIsIterationInvariantRate);
-  state.counters["GBps"] = Counter(gemm_min_bytes(c.shape, c.problem.d_type) * 1e-9, Counter::kIsIterationInvariantRate);
+  state.counters["GBps"] =
+      Counter(gemm_min_bytes(c.shape, c.problem.d_type) * 1e-9, Counter::kIsIterationInvariantRate);
   const int clock = current_sm_clock_mhz();  // right after the launches: shows throttling
   if (clock >= 0) state.counters["sm_clock_mhz"] = clock;
 }
@@ -530,8 +532,8 @@ CublasLtGemm::CublasLtGemm(const GemmArgs& args, const float* a_scale, const flo
                                                             &workspace_bytes, sizeof(workspace_bytes)));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  const cublasStatus_t heuristic = cublasLtMatmulAlgoGetHeuristic(
-      handle_, operation_, a_layout_, b_layout_, d_layout_, d_layout_, preference, 1, &result, &found);
+  const cublasStatus_t heuristic = cublasLtMatmulAlgoGetHeuristic(handle_, operation_, a_layout_, b_layout_, d_layout_,
+                                                                  d_layout_, preference, 1, &result, &found);
   cublasLtMatmulPreferenceDestroy(preference);
   if (heuristic == CUBLAS_STATUS_NOT_SUPPORTED || (heuristic == CUBLAS_STATUS_SUCCESS && found == 0)) {
     std::ostringstream msg;
@@ -598,16 +600,18 @@ class Nvml {
  private:
   // The few NVML declarations used here (nvml.h is not always installed).
   using Device = struct nvmlDevice_st*;
-  static constexpr int kSuccess = 0;   // NVML_SUCCESS
-  static constexpr int kClockSm = 1;   // NVML_CLOCK_SM
+  static constexpr int kSuccess = 0;  // NVML_SUCCESS
+  static constexpr int kClockSm = 1;  // NVML_CLOCK_SM
 
   Nvml() {
     library_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (library_ == nullptr) return;
     auto init = reinterpret_cast<int (*)()>(dlsym(library_, "nvmlInit_v2"));
-    auto by_bus_id = reinterpret_cast<int (*)(const char*, Device*)>(dlsym(library_, "nvmlDeviceGetHandleByPciBusId_v2"));
+    auto by_bus_id =
+        reinterpret_cast<int (*)(const char*, Device*)>(dlsym(library_, "nvmlDeviceGetHandleByPciBusId_v2"));
     get_clock_ = reinterpret_cast<int (*)(Device, int, unsigned int*)>(dlsym(library_, "nvmlDeviceGetClockInfo"));
-    get_max_clock_ = reinterpret_cast<int (*)(Device, int, unsigned int*)>(dlsym(library_, "nvmlDeviceGetMaxClockInfo"));
+    get_max_clock_ =
+        reinterpret_cast<int (*)(Device, int, unsigned int*)>(dlsym(library_, "nvmlDeviceGetMaxClockInfo"));
     get_driver_version_ = reinterpret_cast<int (*)(char*, unsigned int)>(dlsym(library_, "nvmlSystemGetDriverVersion"));
     if (init == nullptr || by_bus_id == nullptr || get_clock_ == nullptr || get_max_clock_ == nullptr ||
         get_driver_version_ == nullptr || init() != kSuccess) {
@@ -704,8 +708,10 @@ Environment describe_environment() {
 }
 
 std::vector<std::pair<std::string, std::string>> context_entries(const Environment& env, const LaunchTimer& timer,
-                                                                  const std::string& timing) {
-  auto mhz = [](double value) { return value < 0 ? std::string("unknown (no NVML)") : std::to_string(int(value + 0.5)); };
+                                                                 const std::string& timing) {
+  auto mhz = [](double value) {
+    return value < 0 ? std::string("unknown (no NVML)") : std::to_string(int(value + 0.5));
+  };
   return {
       {"gpu", env.gpu},
       {"sm_count", std::to_string(env.sm_count)},

@@ -149,10 +149,10 @@ Accumulation contender_accumulation(const Contender& contender);
 
 /// One benchmark case: a contender on one problem.
 struct BenchCase {
-  Shape shape;              ///< M x N x K.
-  ProblemOptions problem;   ///< Formats, output type, seed of the inputs.
-  Contender contender;      ///< What computes D.
-  bool check = false;       ///< Compare D with the FP64 reference before the timing.
+  Shape shape;             ///< M x N x K.
+  ProblemOptions problem;  ///< Formats, output type, seed of the inputs.
+  Contender contender;     ///< What computes D.
+  bool check = false;      ///< Compare D with the FP64 reference before the timing.
 };
 
 /// The case's benchmark name, `<contender>/<M>x<N>x<K>`.
@@ -192,13 +192,13 @@ std::string verdict(const CheckResult& check);
 
 /// What happened to a case, for the program's summary and exit status.
 struct CaseOutcome {
-  std::string name;          ///< `<contender>/<M>x<N>x<K>`.
-  bool started = false;      ///< The case was run (not skipped by the time limit or a broken GPU).
-  bool measured = false;     ///< Its timed launches completed.
-  Status status;             ///< Not ok: the contender refused the problem, or failed.
-  std::string skipped;       ///< Why the case was skipped (empty: it was not).
-  bool checked = false;      ///< `check` was computed.
-  CheckResult check;         ///< The check, when `checked`.
+  std::string name;       ///< `<contender>/<M>x<N>x<K>`.
+  bool started = false;   ///< The case was run (not skipped by the time limit or a broken GPU).
+  bool measured = false;  ///< Its timed launches completed.
+  Status status;          ///< Not ok: the contender refused the problem, or failed.
+  std::string skipped;    ///< Why the case was skipped (empty: it was not).
+  bool checked = false;   ///< `check` was computed.
+  CheckResult check;      ///< The check, when `checked`.
 };
 
 /// Runs cases as Google Benchmark benchmarks, one launch per iteration (see
@@ -262,10 +262,10 @@ class CaseRunner {
   std::vector<BenchCase> cases_;
   std::vector<CaseOutcome> outcomes_;
   std::vector<std::unique_ptr<CaseState>> states_;
-  std::unique_ptr<GemmProblem> problem_;       // the problem of the case being run
+  std::unique_ptr<GemmProblem> problem_;         // the problem of the case being run
   std::unique_ptr<ReferenceProduct> reference_;  // its FP64 reference, once a case asked for it
-  std::unique_ptr<CublasLtGemm> cublaslt_;  // the cuBLASLt set-up of the case being run...
-  size_t cublaslt_index_ = SIZE_MAX;         // ...which is this one
+  std::unique_ptr<CublasLtGemm> cublaslt_;       // the cuBLASLt set-up of the case being run...
+  size_t cublaslt_index_ = SIZE_MAX;             // ...which is this one
   int runtime_failures_ = 0;
   std::string broken_;  // set when an error left the GPU unusable: later cases do not run
 };
@@ -276,9 +276,9 @@ class CaseRunner {
 
 /// A case's result as Google Benchmark reported it: its median aggregate.
 struct ReportedMedian {
-  std::string name;                         ///< `<contender>/<M>x<N>x<K>`.
-  double seconds = 0.0;                     ///< Median over the repetitions of the mean launch time.
-  std::map<std::string, double> counters;   ///< TFLOPS, pct_of_cublaslt, ... as reported.
+  std::string name;                        ///< `<contender>/<M>x<N>x<K>`.
+  double seconds = 0.0;                    ///< Median over the repetitions of the mean launch time.
+  std::map<std::string, double> counters;  ///< TFLOPS, pct_of_cublaslt, ... as reported.
 };
 
 /// What every reporter of the project does to Google Benchmark's runs before
@@ -296,8 +296,8 @@ class RunAnnotator {
   /// each median aggregate (after annotation). `runner`, if not null, gives
   /// the label of a case that failed after measuring (CaseRunner::failure_note).
   std::vector<benchmark::BenchmarkReporter::Run> annotate(const std::vector<benchmark::BenchmarkReporter::Run>& runs,
-                                                           std::vector<ReportedMedian>* medians,
-                                                           const CaseRunner* runner);
+                                                          std::vector<ReportedMedian>* medians,
+                                                          const CaseRunner* runner);
 
  private:
   std::map<std::string, double> cublaslt_seconds_;  // by shape
@@ -322,7 +322,7 @@ class ProjectReporter : public Base {
   void notes_from(const CaseRunner* runner) { runner_ = runner; }
 
   bool ReportContext(const benchmark::BenchmarkReporter::Context& context) override {
-    benchmark::BenchmarkReporter::Context narrower = context;  // Google Benchmark sized it for its long names
+    benchmark::BenchmarkReporter::Context narrower = context;           // Google Benchmark sized it for its long names
     narrower.name_field_width = std::max<size_t>(10, name_width_ + 7);  // + "_median"
     return Base::ReportContext(narrower);
   }
@@ -330,8 +330,8 @@ class ProjectReporter : public Base {
   void ReportRuns(const std::vector<benchmark::BenchmarkReporter::Run>& runs) override {
     std::vector<benchmark::BenchmarkReporter::Run> shown;
     for (auto& run : annotator_.annotate(runs, medians_, runner_)) {
-      const bool other_aggregate = run.run_type == benchmark::BenchmarkReporter::Run::RT_Aggregate &&
-                                   run.aggregate_name != "median";
+      const bool other_aggregate =
+          run.run_type == benchmark::BenchmarkReporter::Run::RT_Aggregate && run.aggregate_name != "median";
       if (!(medians_only_ && other_aggregate)) shown.push_back(std::move(run));
     }
     if (!shown.empty()) Base::ReportRuns(shown);
@@ -361,18 +361,18 @@ std::string flag_value(int argc, char** argv, const std::string& name);
 
 /// What the results file records about the machine and the build.
 struct Environment {
-  std::string gpu;                    ///< "NVIDIA H200"
-  int sm_count = 0;                   ///< Streaming multiprocessors.
-  std::string compute_capability;     ///< "9.0"
-  int64_t l2_bytes = 0;               ///< L2 cache size.
-  int sm_clock_max_mhz = 0;           ///< Peak SM clock the runtime reports.
-  int sm_clock_nvml_max_mhz = -1;     ///< Max SM clock from NVML (-1: no NVML).
-  int sm_clock_nvml_current_mhz = -1; ///< SM clock from NVML when asked (-1: no NVML).
-  double sm_clock_measured_mhz = 0;   ///< clock64() cycles over event time of a busy kernel on every SM.
-  std::string driver;                 ///< "580.65.06 (CUDA 13.0)"
-  std::string runtime;                ///< CUDA runtime version, "13.0"
-  std::string cublaslt;               ///< cuBLASLt version, "13.1.0"
-  std::string git_commit;             ///< Commit the program was built from.
+  std::string gpu;                     ///< "NVIDIA H200"
+  int sm_count = 0;                    ///< Streaming multiprocessors.
+  std::string compute_capability;      ///< "9.0"
+  int64_t l2_bytes = 0;                ///< L2 cache size.
+  int sm_clock_max_mhz = 0;            ///< Peak SM clock the runtime reports.
+  int sm_clock_nvml_max_mhz = -1;      ///< Max SM clock from NVML (-1: no NVML).
+  int sm_clock_nvml_current_mhz = -1;  ///< SM clock from NVML when asked (-1: no NVML).
+  double sm_clock_measured_mhz = 0;    ///< clock64() cycles over event time of a busy kernel on every SM.
+  std::string driver;                  ///< "580.65.06 (CUDA 13.0)"
+  std::string runtime;                 ///< CUDA runtime version, "13.0"
+  std::string cublaslt;                ///< cuBLASLt version, "13.1.0"
+  std::string git_commit;              ///< Commit the program was built from.
 };
 
 /// Queries the current device (and runs the short clock-measuring kernel).
@@ -383,7 +383,7 @@ Environment describe_environment();
 /// for pct_of_peak.
 /// `timing` is measurement_description().
 std::vector<std::pair<std::string, std::string>> context_entries(const Environment& env, const LaunchTimer& timer,
-                                                                  const std::string& timing);
+                                                                 const std::string& timing);
 
 /// Adds context_entries() to Google Benchmark's context (the results file's
 /// "context", and the console's header).

@@ -134,8 +134,7 @@ void parse_command_line(int argc, char** argv, CommandLine* cmd) {
     else if (option == "--json") {
       cmd->json_path = next_value();
       cmd->json_given = true;
-    }
-    else if (option == "--format" || option == "--b-format") {
+    } else if (option == "--format" || option == "--b-format") {
       const std::string name = next_value();
       Fp8Format format;
       if (!parse_format(name, &format)) {
@@ -252,10 +251,11 @@ int run_ladder(const CommandLine& cmd, char* program) {
   std::vector<Contender> contenders = {{nullptr, false}, {nullptr, true}};
   for (const StepInfo& step : registered_steps()) contenders.push_back({&step, cmd.fast_accumulation});
   for (const Contender& contender : contenders) runner.register_case({cmd.shape, cmd.problem, contender, true});
-  std::printf("fp8gemm: every step and cuBLASLt on %s, %s%s; each checked against FP64 on its first launch,\n"
-              "then timed as fp8gemm_bench times (one launch per iteration, L2 flushed; median of %d repetitions)\n\n",
-              shape_name(cmd.shape).c_str(), describe(cmd.problem).c_str(),
-              cmd.fast_accumulation ? ", tensor-core steps with fast accumulation" : "", kRepetitions);
+  std::printf(
+      "fp8gemm: every step and cuBLASLt on %s, %s%s; each checked against FP64 on its first launch,\n"
+      "then timed as fp8gemm_bench times (one launch per iteration, L2 flushed; median of %d repetitions)\n\n",
+      shape_name(cmd.shape).c_str(), describe(cmd.problem).c_str(),
+      cmd.fast_accumulation ? ", tensor-core steps with fast accumulation" : "", kRepetitions);
   std::fflush(stdout);
   const std::vector<ReportedMedian> medians = run_cases(runner, /*json_file=*/true);
 

@@ -56,10 +56,9 @@ enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 // emits code for them, so nothing here is ever defined or called.
 extern "C" int __hipPushCallConfiguration(dim3 grid, dim3 block, size_t shared_bytes = 0,
                                           cudaStream_t stream = nullptr);
-extern "C" int __hipPopCallConfiguration(dim3* grid, dim3* block, size_t* shared_bytes,
-                                         cudaStream_t* stream);
-extern "C" int hipLaunchKernel(const void* kernel, dim3 grid, dim3 block, void** args,
-                               size_t shared_bytes, cudaStream_t stream);
+extern "C" int __hipPopCallConfiguration(dim3* grid, dim3* block, size_t* shared_bytes, cudaStream_t* stream);
+extern "C" int hipLaunchKernel(const void* kernel, dim3 grid, dim3 block, void** args, size_t shared_bytes,
+                               cudaStream_t stream);
 cudaError_t cudaGetLastError();
 const char* cudaGetErrorString(cudaError_t);
 enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
@@ -69,31 +68,28 @@ template <typename Kernel>
 cudaError_t cudaFuncSetAttribute(Kernel, cudaFuncAttribute, int);
 
 // threadIdx, blockIdx, blockDim as in CUDA, read from the AMDGPU builtins.
-#define FP8GEMM_AMDGPU_BUILTIN_VAR(Name, Fx, Fy, Fz)                                  \
-  struct Name##_builtin {                                                             \
-    __declspec(property(get = get_x)) unsigned x;                                     \
-    __declspec(property(get = get_y)) unsigned y;                                     \
-    __declspec(property(get = get_z)) unsigned z;                                     \
-    static __device__ unsigned get_x() { return Fx; }                                 \
-    static __device__ unsigned get_y() { return Fy; }                                 \
-    static __device__ unsigned get_z() { return Fz; }                                 \
-  };                                                                                  \
+#define FP8GEMM_AMDGPU_BUILTIN_VAR(Name, Fx, Fy, Fz)  \
+  struct Name##_builtin {                             \
+    __declspec(property(get = get_x)) unsigned x;     \
+    __declspec(property(get = get_y)) unsigned y;     \
+    __declspec(property(get = get_z)) unsigned z;     \
+    static __device__ unsigned get_x() { return Fx; } \
+    static __device__ unsigned get_y() { return Fy; } \
+    static __device__ unsigned get_z() { return Fz; } \
+  };                                                  \
   extern const __device__ Name##_builtin Name;
-FP8GEMM_AMDGPU_BUILTIN_VAR(threadIdx, __builtin_amdgcn_workitem_id_x(),
-                           __builtin_amdgcn_workitem_id_y(), __builtin_amdgcn_workitem_id_z())
-FP8GEMM_AMDGPU_BUILTIN_VAR(blockIdx, __builtin_amdgcn_workgroup_id_x(),
-                           __builtin_amdgcn_workgroup_id_y(), __builtin_amdgcn_workgroup_id_z())
-FP8GEMM_AMDGPU_BUILTIN_VAR(blockDim, __builtin_amdgcn_workgroup_size_x(),
-                           __builtin_amdgcn_workgroup_size_y(),
+FP8GEMM_AMDGPU_BUILTIN_VAR(threadIdx, __builtin_amdgcn_workitem_id_x(), __builtin_amdgcn_workitem_id_y(),
+                           __builtin_amdgcn_workitem_id_z())
+FP8GEMM_AMDGPU_BUILTIN_VAR(blockIdx, __builtin_amdgcn_workgroup_id_x(), __builtin_amdgcn_workgroup_id_y(),
+                           __builtin_amdgcn_workgroup_id_z())
+FP8GEMM_AMDGPU_BUILTIN_VAR(blockDim, __builtin_amdgcn_workgroup_size_x(), __builtin_amdgcn_workgroup_size_y(),
                            __builtin_amdgcn_workgroup_size_z())
 // The dispatch packet holds the grid size in work-items, not in blocks.
-FP8GEMM_AMDGPU_BUILTIN_VAR(gridDim,
-                           (__builtin_amdgcn_grid_size_x() + __builtin_amdgcn_workgroup_size_x() - 1) /
-                               __builtin_amdgcn_workgroup_size_x(),
-                           (__builtin_amdgcn_grid_size_y() + __builtin_amdgcn_workgroup_size_y() - 1) /
-                               __builtin_amdgcn_workgroup_size_y(),
-                           (__builtin_amdgcn_grid_size_z() + __builtin_amdgcn_workgroup_size_z() - 1) /
-                               __builtin_amdgcn_workgroup_size_z())
+FP8GEMM_AMDGPU_BUILTIN_VAR(
+    gridDim,
+    (__builtin_amdgcn_grid_size_x() + __builtin_amdgcn_workgroup_size_x() - 1) / __builtin_amdgcn_workgroup_size_x(),
+    (__builtin_amdgcn_grid_size_y() + __builtin_amdgcn_workgroup_size_y() - 1) / __builtin_amdgcn_workgroup_size_y(),
+    (__builtin_amdgcn_grid_size_z() + __builtin_amdgcn_workgroup_size_z() - 1) / __builtin_amdgcn_workgroup_size_z())
 #undef FP8GEMM_AMDGPU_BUILTIN_VAR
 
 /// Block-wide barrier with workgroup-scope memory ordering, like CUDA's.
@@ -150,8 +146,6 @@ inline constexpr int kWarpSize = 32;
 FP8GEMM_HOST_DEVICE inline uint32_t float_bits(float x) { return __builtin_bit_cast(uint32_t, x); }
 
 /// Reinterprets an unsigned 32-bit integer as a float.
-FP8GEMM_HOST_DEVICE inline float float_from_bits(uint32_t bits) {
-  return __builtin_bit_cast(float, bits);
-}
+FP8GEMM_HOST_DEVICE inline float float_from_bits(uint32_t bits) { return __builtin_bit_cast(float, bits); }
 
 }  // namespace fp8gemm

@@ -58,9 +58,9 @@ uint32_t format_bit(Fp8Format f) { return 1u << static_cast<int>(f); }
 // -----------------------------------------------------------------------------
 
 struct BrokenRule {
-  std::string name;                    // the test name's suffix
-  void (*apply)(GemmArgs& args);       // breaks one rule of valid_args()
-  std::vector<std::string> mentions;   // what the message must say
+  std::string name;                   // the test name's suffix
+  void (*apply)(GemmArgs& args);      // breaks one rule of valid_args()
+  std::vector<std::string> mentions;  // what the message must say
 };
 
 // What gtest prints for a parameter: its name.
@@ -86,11 +86,11 @@ const std::vector<BrokenRule>& broken_rules() {
       {"LddBelowN", [](GemmArgs& g) { g.ldd = 31; }, {"ldd >= N", "ldd = 31"}},
       {"NanAScale", [](GemmArgs& g) { g.a_scale = kNaN; }, {"a_scale and b_scale must be finite"}},
       {"InfiniteBScale", [](GemmArgs& g) { g.b_scale = kInfinity; }, {"a_scale and b_scale must be finite"}},
-      {"NegativeInfiniteAScale", [](GemmArgs& g) { g.a_scale = -kInfinity; },
-       {"a_scale and b_scale must be finite"}},
+      {"NegativeInfiniteAScale", [](GemmArgs& g) { g.a_scale = -kInfinity; }, {"a_scale and b_scale must be finite"}},
       {"UnknownAFormat", [](GemmArgs& g) { g.a_format = static_cast<Fp8Format>(4); }, {"a_format and b_format"}},
       {"UnknownBFormat", [](GemmArgs& g) { g.b_format = static_cast<Fp8Format>(255); }, {"a_format and b_format"}},
-      {"UnknownOutputType", [](GemmArgs& g) { g.d_type = static_cast<OutputType>(2); },
+      {"UnknownOutputType",
+       [](GemmArgs& g) { g.d_type = static_cast<OutputType>(2); },
        {"d_type must be bf16 or fp32"}},
       {"ExtentOfAOverflows",
        [](GemmArgs& g) {
@@ -125,8 +125,8 @@ class BrokenRuleTest : public ::testing::TestWithParam<BrokenRule> {
   void expect_message_names_the_rule(const Status& status) const {
     EXPECT_EQ(status.code, StatusCode::kInvalidArgument) << status.message;
     for (const std::string& part : GetParam().mentions) {
-      EXPECT_TRUE(contains(status.message, part)) << "message \"" << status.message << "\" should say \"" << part
-                                                  << "\"";
+      EXPECT_TRUE(contains(status.message, part))
+          << "message \"" << status.message << "\" should say \"" << part << "\"";
     }
   }
 };

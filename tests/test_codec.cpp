@@ -51,9 +51,7 @@ uint64_t fresh_seed() {
 // Oracle for the OCP formats: cuda_fp8.h.
 // ---------------------------------------------------------------------------
 
-__nv_fp8_interpretation_t cuda_interpretation(Fp8Format f) {
-  return f == Fp8Format::kE4M3 ? __NV_E4M3 : __NV_E5M2;
-}
+__nv_fp8_interpretation_t cuda_interpretation(Fp8Format f) { return f == Fp8Format::kE4M3 ? __NV_E4M3 : __NV_E5M2; }
 
 float cuda_decode(uint8_t code, Fp8Format f) {
   return __half2float(__half(__nv_cvt_fp8_to_halfraw(code, cuda_interpretation(f))));
@@ -165,15 +163,15 @@ std::vector<float> dense_sweep(Fp8Format f) {
   for (size_t i = 0; i + 1 < grid.size(); ++i) {
     const float low = grid[i], high = grid[i + 1];
     const float middle = low + (high - low) / 2;  // exact: one bit more than an FP8 value holds
-    for (float v : {low, high, middle, std::nextafter(middle, 0.0f), std::nextafter(middle, kInf),
-                    low + (high - low) / 4, low + 3 * (high - low) / 4, std::nextafter(low, kInf),
-                    std::nextafter(high, 0.0f)}) {
+    for (float v :
+         {low, high, middle, std::nextafter(middle, 0.0f), std::nextafter(middle, kInf), low + (high - low) / 4,
+          low + 3 * (high - low) / 4, std::nextafter(low, kInf), std::nextafter(high, 0.0f)}) {
       magnitudes.push_back(v);
     }
   }
   for (int e = -149; e <= 127; ++e) magnitudes.push_back(std::ldexp(1.0f, e));
-  for (uint32_t bits : {0x00000001u, 0x00000002u, 0x00000003u, 0x00012345u, 0x00400000u, 0x007FFFFFu,
-                        0x00800000u, 0x7F7FFFFFu}) {
+  for (uint32_t bits :
+       {0x00000001u, 0x00000002u, 0x00000003u, 0x00012345u, 0x00400000u, 0x007FFFFFu, 0x00800000u, 0x7F7FFFFFu}) {
     magnitudes.push_back(float_from_bits(bits));  // float subnormals, FLT_MIN, FLT_MAX
   }
   for (float v : {2 * fp8_max(f), 1e30f, kInf, 0.0f}) magnitudes.push_back(v);
@@ -196,8 +194,7 @@ bool encoder_agrees_with_oracle(float x, Fp8Format f, Fp8Overflow overflow, int6
   const uint8_t actual = float_to_fp8(x, f, overflow);
   if (expected == actual) return true;
   if (++*mismatches <= 10) {
-    ADD_FAILURE() << "x = " << describe_float(x) << ": expected " << hex_byte(expected) << ", got "
-                  << hex_byte(actual);
+    ADD_FAILURE() << "x = " << describe_float(x) << ": expected " << hex_byte(expected) << ", got " << hex_byte(actual);
   }
   return false;
 }
@@ -206,8 +203,7 @@ bool encoder_agrees_with_oracle(float x, Fp8Format f, Fp8Overflow overflow, int6
 ::testing::AssertionResult same_float_or_both_nan(float expected, float actual) {
   if (std::isnan(expected) && std::isnan(actual)) return ::testing::AssertionSuccess();
   if (float_bits(expected) == float_bits(actual)) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "expected " << describe_float(expected) << ", got "
-                                       << describe_float(actual);
+  return ::testing::AssertionFailure() << "expected " << describe_float(expected) << ", got " << describe_float(actual);
 }
 
 // The two FP8 magnitudes that bracket |x| (equal when |x| is an FP8 value).
@@ -227,8 +223,7 @@ Neighbours neighbours_of(float x, Fp8Format f) {
 
 std::string format_name(const ::testing::TestParamInfo<Fp8Format>& info) { return fp8_name(info.param); }
 
-constexpr Fp8Format kAllFormats[] = {Fp8Format::kE4M3, Fp8Format::kE5M2, Fp8Format::kE4M3Fnuz,
-                                     Fp8Format::kE5M2Fnuz};
+constexpr Fp8Format kAllFormats[] = {Fp8Format::kE4M3, Fp8Format::kE5M2, Fp8Format::kE4M3Fnuz, Fp8Format::kE5M2Fnuz};
 
 // ---------------------------------------------------------------------------
 // Decoding: all 256 codes of each format.
@@ -420,8 +415,9 @@ TEST_P(Fp8StochasticRounding, MeanOfManyDrawsIsTheInputWithinFiveStandardErrors)
   const double smallest_subnormal = fp8_to_float(0x01, f);
   // Inputs between 0 and the smallest subnormal, among the subnormals, in the
   // normal range and just below max, of both signs.
-  const double inputs[] = {0.3 * smallest_subnormal, -1.7 * smallest_subnormal, 2.25 * smallest_subnormal,
-                           1.1, -3.3, 0.01, 0.31 * fp8_max(f), -0.99 * fp8_max(f)};
+  const double inputs[] = {
+      0.3 * smallest_subnormal, -1.7 * smallest_subnormal, 2.25 * smallest_subnormal, 1.1, -3.3, 0.01,
+      0.31 * fp8_max(f),        -0.99 * fp8_max(f)};
   for (double input : inputs) {
     const float x = static_cast<float>(input);
     const Neighbours n = neighbours_of(x, f);
@@ -453,8 +449,8 @@ TEST_P(Fp8StochasticRounding, ExactValuesAreReturnedUnchangedForAnyRandomBits) {
     if (!std::isfinite(v)) continue;
     for (uint32_t random_bits : {0u, 1u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu, static_cast<uint32_t>(rng()),
                                  static_cast<uint32_t>(rng()), static_cast<uint32_t>(rng())}) {
-      EXPECT_EQ(float_to_fp8_stochastic(v, f, random_bits), c) << "code " << hex_byte(c) << ", random bits "
-                                                                << random_bits;
+      EXPECT_EQ(float_to_fp8_stochastic(v, f, random_bits), c)
+          << "code " << hex_byte(c) << ", random bits " << random_bits;
     }
   }
 }

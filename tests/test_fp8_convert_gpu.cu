@@ -13,8 +13,8 @@
 
 #include "common/api/cuda_check.h"
 #include "common/device/dispatch.h"
-#include "common/fp8/fp8.h"
 #include "common/device/fp8_convert.h"
+#include "common/fp8/fp8.h"
 
 namespace fp8gemm {
 namespace {

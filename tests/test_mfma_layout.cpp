@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/fp8/fp8.h"
 #include "common/cdna/mfma_layout.h"
+#include "common/fp8/fp8.h"
 
 namespace fp8gemm {
 namespace mfma {
@@ -78,8 +78,8 @@ struct Tile {
 //   C/D[i][j] in lane 16 * (i / 4) + j, VGPR i % 4.
 // D = C + A * B, products exact, the sum rounded once to FP32 (the model the
 // test needs: with integer data every order of summation is exact).
-void execute_mfma_16x16x32_fp8(const WaveOperand& a, Fp8Format format_a, const WaveOperand& b,
-                               Fp8Format format_b, WaveAccumulator& cd) {
+void execute_mfma_16x16x32_fp8(const WaveOperand& a, Fp8Format format_a, const WaveOperand& b, Fp8Format format_b,
+                               WaveAccumulator& cd) {
   WaveAccumulator d;
   for (int i = 0; i < 16; ++i) {
     for (int j = 0; j < 16; ++j) {
@@ -320,8 +320,8 @@ void expect_one_instruction_computes_the_product(Fp8Format format_a, Fp8Format f
     for (int reg = 0; reg < 4; ++reg) {
       const MatrixIndex e = Layout::d_element_of(lane, reg);
       EXPECT_EQ(cd.vgpr[lane][reg], expected[static_cast<size_t>(e.row) * 16 + e.col])
-          << "D[" << e.row << "][" << e.col << "] in lane " << lane << ", VGPR " << reg << " ("
-          << fp8_name(format_a) << " x " << fp8_name(format_b) << ", seed " << seed << ")";
+          << "D[" << e.row << "][" << e.col << "] in lane " << lane << ", VGPR " << reg << " (" << fp8_name(format_a)
+          << " x " << fp8_name(format_b) << ", seed " << seed << ")";
     }
   }
 }
@@ -387,10 +387,10 @@ TEST(MfmaLayoutCdna3, WavefrontTileOver384KMatchesReferenceExactly) {
   std::mt19937 rng(seed);
   const Fp8Format fa = Fp8Format::kE4M3Fnuz, fb = Fp8Format::kE5M2Fnuz;
   const Tile a = random_integer_tile(64, 384, fa, rng), b = random_integer_tile(64, 384, fb, rng);
-  const std::vector<double> d = wavefront_tile<Cdna3>(a, b, [&](const WaveOperand& x, const WaveOperand& y,
-                                                                WaveAccumulator& cd) {
-    execute_mfma_16x16x32_fp8(x, fa, y, fb, cd);
-  });
+  const std::vector<double> d =
+      wavefront_tile<Cdna3>(a, b, [&](const WaveOperand& x, const WaveOperand& y, WaveAccumulator& cd) {
+        execute_mfma_16x16x32_fp8(x, fa, y, fb, cd);
+      });
   const std::vector<double> expected = reference_product(a, fa, b, fb);
   for (size_t e = 0; e < d.size(); ++e) ASSERT_EQ(d[e], expected[e]) << "element " << e << ", seed " << seed;
 }
@@ -400,10 +400,10 @@ TEST(MfmaLayoutCdna4, WavefrontTileOver384KMatchesReferenceExactly) {
   std::mt19937 rng(seed);
   const Fp8Format fa = Fp8Format::kE5M2, fb = Fp8Format::kE4M3;
   const Tile a = random_integer_tile(64, 384, fa, rng), b = random_integer_tile(64, 384, fb, rng);
-  const std::vector<double> d = wavefront_tile<Cdna4>(a, b, [&](const WaveOperand& x, const WaveOperand& y,
-                                                                WaveAccumulator& cd) {
-    execute_mfma_16x16x128_f8f6f4(x, mfma::f8f6f4_format_code(fa), y, mfma::f8f6f4_format_code(fb), cd);
-  });
+  const std::vector<double> d =
+      wavefront_tile<Cdna4>(a, b, [&](const WaveOperand& x, const WaveOperand& y, WaveAccumulator& cd) {
+        execute_mfma_16x16x128_f8f6f4(x, mfma::f8f6f4_format_code(fa), y, mfma::f8f6f4_format_code(fb), cd);
+      });
   const std::vector<double> expected = reference_product(a, fa, b, fb);
   for (size_t e = 0; e < d.size(); ++e) ASSERT_EQ(d[e], expected[e]) << "element " << e << ", seed " << seed;
 }
@@ -415,10 +415,10 @@ TEST(MfmaLayoutCdna4, WavefrontTileOfAnyFiniteCodesIsWithinFp32Rounding) {
   std::mt19937 rng(seed);
   const Fp8Format f = Fp8Format::kE4M3;
   const Tile a = random_finite_tile(64, 256, f, rng), b = random_finite_tile(64, 256, f, rng);
-  const std::vector<double> d = wavefront_tile<Cdna4>(a, b, [&](const WaveOperand& x, const WaveOperand& y,
-                                                                WaveAccumulator& cd) {
-    execute_mfma_16x16x128_f8f6f4(x, 0, y, 0, cd);
-  });
+  const std::vector<double> d =
+      wavefront_tile<Cdna4>(a, b, [&](const WaveOperand& x, const WaveOperand& y, WaveAccumulator& cd) {
+        execute_mfma_16x16x128_f8f6f4(x, 0, y, 0, cd);
+      });
   const std::vector<double> expected = reference_product(a, f, b, f);
   for (int i = 0; i < 64; ++i) {
     for (int j = 0; j < 64; ++j) {

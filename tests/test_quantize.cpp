@@ -106,8 +106,7 @@ size_t group_number_of(const std::vector<Group>& groups, int64_t r, int64_t c) {
 
 uint8_t nan_code(Fp8Format f) { return fp8_is_fnuz(f) ? 0x80 : 0x7F; }
 
-constexpr Fp8Format kAllFormats[] = {Fp8Format::kE4M3, Fp8Format::kE5M2, Fp8Format::kE4M3Fnuz,
-                                     Fp8Format::kE5M2Fnuz};
+constexpr Fp8Format kAllFormats[] = {Fp8Format::kE4M3, Fp8Format::kE5M2, Fp8Format::kE4M3Fnuz, Fp8Format::kE5M2Fnuz};
 constexpr ScaleGranularity kAllGranularities[] = {ScaleGranularity::kPerTensor, ScaleGranularity::kPerRow,
                                                   ScaleGranularity::kGroup1x128, ScaleGranularity::kBlock128x128};
 
@@ -141,9 +140,9 @@ TEST(ScaleLayout, ScaleCountIsOnePerGroup) {
   struct Expected {
     int64_t rows, cols, per_tensor, per_row, group_1x128, block_128x128;
   };
-  for (const Expected& e : {Expected{1, 1, 1, 1, 1, 1}, Expected{17, 255, 1, 17, 34, 2},
-                            Expected{128, 128, 1, 128, 128, 1}, Expected{129, 300, 1, 129, 387, 6},
-                            Expected{256, 384, 1, 256, 768, 6}}) {
+  for (const Expected& e :
+       {Expected{1, 1, 1, 1, 1, 1}, Expected{17, 255, 1, 17, 34, 2}, Expected{128, 128, 1, 128, 128, 1},
+        Expected{129, 300, 1, 129, 387, 6}, Expected{256, 384, 1, 256, 768, 6}}) {
     SCOPED_TRACE(std::to_string(e.rows) + "x" + std::to_string(e.cols));
     EXPECT_EQ(scale_count(e.rows, e.cols, ScaleGranularity::kPerTensor), e.per_tensor);
     EXPECT_EQ(scale_count(e.rows, e.cols, ScaleGranularity::kPerRow), e.per_row);
@@ -204,8 +203,8 @@ TEST(QuantizeArguments, RowsOrColsBelowOneAreRejected) {
 
 TEST(QuantizeArguments, LdBelowColsIsRejectedWithAMessageNamingIt) {
   const std::vector<float> x(4, 1.0f);
-  const Status status = validate_quantize_args(x.data(), 2, 2, 1, Fp8Format::kE4M3, ScaleGranularity::kPerRow,
-                                               Fp8Overflow::kSaturate);
+  const Status status =
+      validate_quantize_args(x.data(), 2, 2, 1, Fp8Format::kE4M3, ScaleGranularity::kPerRow, Fp8Overflow::kSaturate);
   EXPECT_EQ(status.code, StatusCode::kInvalidArgument);
   EXPECT_NE(status.message.find("ld >= cols"), std::string::npos) << status.message;
   EXPECT_THROW(fp8gemm::quantize(x.data(), 2, 2, 1, Fp8Format::kE4M3, ScaleGranularity::kPerRow),
@@ -213,8 +212,7 @@ TEST(QuantizeArguments, LdBelowColsIsRejectedWithAMessageNamingIt) {
 }
 
 TEST(QuantizeArguments, NullInputIsRejected) {
-  EXPECT_THROW(fp8gemm::quantize(nullptr, 2, 2, 2, Fp8Format::kE4M3, ScaleGranularity::kPerRow),
-               std::invalid_argument);
+  EXPECT_THROW(fp8gemm::quantize(nullptr, 2, 2, 2, Fp8Format::kE4M3, ScaleGranularity::kPerRow), std::invalid_argument);
 }
 
 // ---------------------------------------------------------------------------
@@ -235,8 +233,8 @@ std::vector<RoundTripCase> all_round_trip_cases() {
   std::vector<RoundTripCase> cases;
   for (Fp8Format f : kAllFormats) {
     for (ScaleGranularity g : kAllGranularities) {
-      for (Shape s : {Shape{1, 1, 1}, Shape{17, 255, 255}, Shape{129, 300, 300}, Shape{256, 384, 384},
-                      Shape{3, 130, 200}}) {
+      for (Shape s :
+           {Shape{1, 1, 1}, Shape{17, 255, 255}, Shape{129, 300, 300}, Shape{256, 384, 384}, Shape{3, 130, 200}}) {
         cases.push_back({f, g, s});
       }
     }

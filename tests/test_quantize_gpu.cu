@@ -89,8 +89,8 @@ void expect_gpu_equals_host(const std::vector<float>& x, const Shape& s, Fp8Form
     FP8GEMM_CUDA_CHECK(cudaMemset(codes, poison, code_count));
     FP8GEMM_CUDA_CHECK(cudaMemcpy(scales, nan_scales.data(), scale_count * sizeof(float), cudaMemcpyHostToDevice));
 
-    const Status status = quantize_on_gpu(device_x.get(), s.rows, s.cols, s.ld, f, g, codes, scales, stream.get(),
-                                          overflow);
+    const Status status =
+        quantize_on_gpu(device_x.get(), s.rows, s.cols, s.ld, f, g, codes, scales, stream.get(), overflow);
     ASSERT_TRUE(status.ok()) << status_code_name(status.code) << ": " << status.message;
     FP8GEMM_CUDA_CHECK(cudaGetLastError());
     FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
@@ -115,8 +115,8 @@ void expect_gpu_equals_host(const std::vector<float>& x, const Shape& s, Fp8Form
       const uint8_t gpu = gpu_codes[kGuard + i];
       if (gpu != host.codes[i] && ++code_mismatches <= 10) {
         const int64_t r = static_cast<int64_t>(i) / s.cols, c = static_cast<int64_t>(i) % s.cols;
-        ADD_FAILURE() << "code (" << r << ", " << c << ") of x = " << x[r * s.ld + c] << ": host "
-                      << int{host.codes[i]} << ", GPU " << int{gpu};
+        ADD_FAILURE() << "code (" << r << ", " << c << ") of x = " << x[r * s.ld + c] << ": host " << int{host.codes[i]}
+                      << ", GPU " << int{gpu};
       }
     }
     EXPECT_EQ(code_mismatches, 0) << "codes that differ, of " << code_count;
@@ -230,8 +230,7 @@ TEST(QuantizeOnGpuArguments, InvalidShapesAndNullPointersAreRejected) {
 TEST(QuantizeOnGpuArguments, RejectionMessageNamesTheBrokenRule) {
   float x = 0.0f, scale = 0.0f;
   uint8_t code = 0;
-  const Status status =
-      quantize_on_gpu(&x, 2, 4, 3, Fp8Format::kE4M3, ScaleGranularity::kPerRow, &code, &scale);
+  const Status status = quantize_on_gpu(&x, 2, 4, 3, Fp8Format::kE4M3, ScaleGranularity::kPerRow, &code, &scale);
   EXPECT_NE(status.message.find("ld >= cols"), std::string::npos) << status.message;
 }
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "common/fp8/fp8.h"
 #include "common/device/output.h"
+#include "common/fp8/fp8.h"
 #include "common/fp8/quantize.h"
 
 namespace fp8gemm {
@@ -79,7 +79,7 @@ std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
 // -----------------------------------------------------------------------------
 
 // Shapes smaller than a tile, exactly a tile, and ragged across tile edges.
-const Shape kSmallShapes[] = {{1, 1, 1},    {3, 5, 7},   {17, 255, 33}, {130, 70, 257},
+const Shape kSmallShapes[] = {{1, 1, 1},     {3, 5, 7},    {17, 255, 33}, {130, 70, 257},
                               {16, 64, 128}, {33, 129, 1}, {1, 300, 5},   {65, 1, 200}};
 
 class ReferenceShapeTest : public ::testing::TestWithParam<Shape> {};
@@ -356,8 +356,8 @@ TEST(GemmTolerance, MatchesTheTableInTheDocs) {
 TEST(CheckTolerance, PassesAnExactOutput) {
   const std::vector<float> d = {1.0f, -2.0f};
   const std::vector<double> r = {1.0, -2.0}, s = {3.0, 4.0};
-  const ToleranceCheck c = check_tolerance(d.data(), r.data(), s.data(), 2,
-                                           gemm_tolerance(OutputType::kFP32, 16, Accumulation::kFp32));
+  const ToleranceCheck c =
+      check_tolerance(d.data(), r.data(), s.data(), 2, gemm_tolerance(OutputType::kFP32, 16, Accumulation::kFp32));
   EXPECT_TRUE(c.passed) << c.failure;
   EXPECT_TRUE(c.failure.empty());
 }
@@ -392,7 +392,7 @@ TEST(CheckTolerance, FailsAnElementOverItsBoundAndNamesIt) {
 
 TEST(CheckTolerance, FailsWhenOnlyTheNormRelativeErrorIsTooLarge) {
   Tolerance t;
-  t.s_coefficient = 1.0;  // every element within bound...
+  t.s_coefficient = 1.0;   // every element within bound...
   t.norm_relative = 1e-3;  // ...but not the norm
   t.calc_diff = kInfinity;
   const std::vector<float> d = {1.01f, 2.02f};

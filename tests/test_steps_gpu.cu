@@ -19,10 +19,10 @@
 
 #include "common/api/cuda_check.h"
 #include "common/api/gemm.h"
-#include "common/check/reference.h"
 #include "common/api/registry.h"
-#include "support/cuda_stream.h"
+#include "common/check/reference.h"
 #include "support/check_result.h"
+#include "support/cuda_stream.h"
 #include "support/device_matrices.h"
 #include "support/random_problem.h"
 
@@ -91,9 +91,9 @@ std::vector<GemmCase> suite_cases() {
   // Ragged: each of 1, 17, 255, 1000, 1008, 4097 in the M, N and K place
   // (cycled forwards and backwards) and as cubes, with both output types.
   const int64_t kRagged[][3] = {
-      {1, 1, 1},      {17, 17, 17},    {255, 255, 255},  {1000, 1000, 1000}, {1008, 1008, 1008}, {4097, 4097, 4097},
-      {1, 17, 255},   {17, 255, 1000}, {255, 1000, 1008}, {1000, 1008, 4097}, {1008, 4097, 1},    {4097, 1, 17},
-      {17, 1, 4097},  {255, 17, 1},    {1000, 255, 17},  {1008, 1000, 255},  {4097, 1008, 1000}, {1, 4097, 1008},
+      {1, 1, 1},     {17, 17, 17},    {255, 255, 255},   {1000, 1000, 1000}, {1008, 1008, 1008}, {4097, 4097, 4097},
+      {1, 17, 255},  {17, 255, 1000}, {255, 1000, 1008}, {1000, 1008, 4097}, {1008, 4097, 1},    {4097, 1, 17},
+      {17, 1, 4097}, {255, 17, 1},    {1000, 255, 17},   {1008, 1000, 255},  {4097, 1008, 1000}, {1, 4097, 1008},
   };
   for (const auto& s : kRagged) {
     list.add(s[0], s[1], s[2], kBF16);
@@ -235,8 +235,7 @@ TEST_P(StepShapeTest, MatchesTheReferenceOrRefusesWithTheConstraintNamed) {
   run_and_check(c.step, c.gemm, tight_layout(c.gemm.shape), /*fast_accumulation=*/false);
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryStep, StepShapeTest, ::testing::ValuesIn(every_step_with(suite_cases())),
-                         step_case_name);
+INSTANTIATE_TEST_SUITE_P(EveryStep, StepShapeTest, ::testing::ValuesIn(every_step_with(suite_cases())), step_case_name);
 
 class PaddedLayoutTest : public GpuStepTest {};
 

@@ -31,19 +31,27 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   /// Allocates `count` elements (uninitialized).
   explicit DeviceBuffer(size_t count) : count_(count) {
-    if (count > 0) cuda_check(cudaMalloc(reinterpret_cast<void**>(&ptr_), count * sizeof(T)), "cudaMalloc", __FILE__, __LINE__);
+    if (count > 0)
+      cuda_check(cudaMalloc(reinterpret_cast<void**>(&ptr_), count * sizeof(T)), "cudaMalloc", __FILE__, __LINE__);
   }
-  ~DeviceBuffer() { if (ptr_ != nullptr) cudaFree(ptr_); }
+  ~DeviceBuffer() {
+    if (ptr_ != nullptr) cudaFree(ptr_);
+  }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   /// Takes over the other buffer's memory.
-  DeviceBuffer(DeviceBuffer&& other) noexcept : ptr_(other.ptr_), count_(other.count_) { other.ptr_ = nullptr; other.count_ = 0; }
+  DeviceBuffer(DeviceBuffer&& other) noexcept : ptr_(other.ptr_), count_(other.count_) {
+    other.ptr_ = nullptr;
+    other.count_ = 0;
+  }
   /// Frees this buffer's memory and takes over the other's.
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
     if (this != &other) {
       if (ptr_ != nullptr) cudaFree(ptr_);
-      ptr_ = other.ptr_; count_ = other.count_;
-      other.ptr_ = nullptr; other.count_ = 0;
+      ptr_ = other.ptr_;
+      count_ = other.count_;
+      other.ptr_ = nullptr;
+      other.count_ = 0;
     }
     return *this;
   }

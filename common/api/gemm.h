@@ -84,16 +84,16 @@ struct GemmArgs {
   int64_t n = 0;  ///< Rows of B, columns of D.
   int64_t k = 0;  ///< Reduction length: columns of A and B.
 
-  const uint8_t* a = nullptr;          ///< A, M x K FP8 codes, K-major.
-  int64_t lda = 0;                     ///< Elements between rows of A; >= K.
+  const uint8_t* a = nullptr;             ///< A, M x K FP8 codes, K-major.
+  int64_t lda = 0;                        ///< Elements between rows of A; >= K.
   Fp8Format a_format = Fp8Format::kE4M3;  ///< Format of A's codes.
 
-  const uint8_t* b = nullptr;          ///< B, N x K FP8 codes, K-major.
-  int64_t ldb = 0;                     ///< Elements between rows of B; >= K.
+  const uint8_t* b = nullptr;             ///< B, N x K FP8 codes, K-major.
+  int64_t ldb = 0;                        ///< Elements between rows of B; >= K.
   Fp8Format b_format = Fp8Format::kE4M3;  ///< Format of B's codes.
 
-  void* d = nullptr;                     ///< D, M x N, row-major.
-  int64_t ldd = 0;                       ///< Elements between rows of D; >= N.
+  void* d = nullptr;                      ///< D, M x N, row-major.
+  int64_t ldd = 0;                        ///< Elements between rows of D; >= N.
   OutputType d_type = OutputType::kBF16;  ///< Element type of D.
 
   /// Per-tensor dequantization scales: A ~ float(codes) * a_scale (see quantize.h).

@@ -10,7 +10,6 @@ namespace fp8gemm {
 
 namespace {
 
-
 Status not_supported(const std::string& message) { return Status::error(StatusCode::kNotSupported, message); }
 
 }  // namespace
@@ -69,8 +68,8 @@ Status check_step_constraints(const StepInfo& step, const GemmArgs& args) {
     const int64_t d_bytes = output_bytes(args.d_type);
     if (!operand_rows_aligned(args, align) || !output_rows_aligned(args, align)) {
       msg << "rows of A, B and D must start on " << align << "-byte boundaries (pointers aligned, lda and ldb "
-          << "multiples of " << align << ", ldd * " << d_bytes << " a multiple of " << align << "), got lda = "
-          << args.lda << ", ldb = " << args.ldb << ", ldd = " << args.ldd;
+          << "multiples of " << align << ", ldd * " << d_bytes << " a multiple of " << align
+          << "), got lda = " << args.lda << ", ldb = " << args.ldb << ", ldd = " << args.ldd;
       return not_supported(msg.str());
     }
   }

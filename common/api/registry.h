@@ -35,10 +35,10 @@ using StepLauncher = Status (*)(const GemmArgs& args);
 
 /// One registered step.
 struct StepInfo {
-  int number = 0;           ///< 1, 2, ...: the order of the ladder; the two digits of the folder name.
-  std::string folder;       ///< Folder under steps/, e.g. "01_naive"; also the benchmark name prefix.
-  std::string title;        ///< One line saying what the step is.
-  StepConstraints constraints;  ///< Shapes and types the step accepts.
+  int number = 0;                 ///< 1, 2, ...: the order of the ladder; the two digits of the folder name.
+  std::string folder;             ///< Folder under steps/, e.g. "01_naive"; also the benchmark name prefix.
+  std::string title;              ///< One line saying what the step is.
+  StepConstraints constraints;    ///< Shapes and types the step accepts.
   StepLauncher launch = nullptr;  ///< The step's launcher; call through run_step().
   /// How the step sums with GemmArgs::fast_accumulation off: kFp32 (FP32
   /// FMAs) or kTensorCorePromoted (FP8 tensor cores, promoted into FP32 every
@@ -106,7 +106,6 @@ Status run_step(const StepInfo& step, const GemmArgs& args);
 /// Text of a step's constraints for tables, e.g. "K % 16 == 0; formats e4m3, e5m2".
 std::string describe_constraints(const StepConstraints& c);
 
-
 }  // namespace fp8gemm
 
 /// Registers the step of this folder, at static-initialization time, from the
@@ -127,8 +126,8 @@ std::string describe_constraints(const StepConstraints& c);
 #define FP8GEMM_REGISTER_STEP(...) \
   static_assert(false, "FP8GEMM_STEP_NUMBER/FP8GEMM_STEP_FOLDER undefined: build steps with fp8gemm_add_step()")
 #else
-#define FP8GEMM_REGISTER_STEP(title, launcher, constraints, accumulation)                                 \
-  [[maybe_unused]] static const bool fp8gemm_step_registered = ::fp8gemm::register_step(::fp8gemm::StepInfo{ \
-      FP8GEMM_STEP_NUMBER, FP8GEMM_STEP_FOLDER, title, constraints, launcher, accumulation})
+#define FP8GEMM_REGISTER_STEP(title, launcher, constraints, accumulation)                \
+  [[maybe_unused]] static const bool fp8gemm_step_registered = ::fp8gemm::register_step( \
+      ::fp8gemm::StepInfo{FP8GEMM_STEP_NUMBER, FP8GEMM_STEP_FOLDER, title, constraints, launcher, accumulation})
 #endif
 #endif

@@ -39,9 +39,7 @@ struct MatrixIndex {
 };
 
 /// Equality of two matrix positions.
-FP8GEMM_HOST_DEVICE constexpr bool operator==(MatrixIndex a, MatrixIndex b) {
-  return a.row == b.row && a.col == b.col;
-}
+FP8GEMM_HOST_DEVICE constexpr bool operator==(MatrixIndex a, MatrixIndex b) { return a.row == b.row && a.col == b.col; }
 
 /// Lane layout of v_mfma_f32_16x16x32_{fp8,bf8}_{fp8,bf8} (CDNA3, gfx942).
 ///
@@ -56,13 +54,13 @@ FP8GEMM_HOST_DEVICE constexpr bool operator==(MatrixIndex a, MatrixIndex b) {
 /// The instruction name picks the formats: fp8 = E4M3FNUZ, bf8 = E5M2FNUZ
 /// (CDNA3 supports only the FNUZ variants).
 struct Mfma16x16x32Fp8 {
-  static constexpr int kM = 16;             ///< Rows of A and D.
-  static constexpr int kN = 16;             ///< Columns of B and D.
-  static constexpr int kK = 32;             ///< Columns of A, rows of B.
-  static constexpr int kOperandBytes = 8;   ///< FP8 values of A (and of B) per lane.
-  static constexpr int kRunBytes = 8;       ///< Consecutive k held together by a lane.
+  static constexpr int kM = 16;                            ///< Rows of A and D.
+  static constexpr int kN = 16;                            ///< Columns of B and D.
+  static constexpr int kK = 32;                            ///< Columns of A, rows of B.
+  static constexpr int kOperandBytes = 8;                  ///< FP8 values of A (and of B) per lane.
+  static constexpr int kRunBytes = 8;                      ///< Consecutive k held together by a lane.
   static constexpr int kRuns = kOperandBytes / kRunBytes;  ///< Runs per lane and operand.
-  static constexpr int kAccumulators = 4;   ///< FP32 values of D per lane.
+  static constexpr int kAccumulators = 4;                  ///< FP32 values of D per lane.
 
   /// Element (i, k) of A held by `lane` in its operand byte `byte` (0..7).
   FP8GEMM_HOST_DEVICE static constexpr MatrixIndex a_element_of(int lane, int byte) {
@@ -102,13 +100,13 @@ struct Mfma16x16x32Fp8 {
 /// show why), so a kernel that loads A and B with the same function is right
 /// even if a reader numbers the k inside one instruction differently.
 struct Mfma16x16x128F8f6f4 {
-  static constexpr int kM = 16;             ///< Rows of A and D.
-  static constexpr int kN = 16;             ///< Columns of B and D.
-  static constexpr int kK = 128;            ///< Columns of A, rows of B.
-  static constexpr int kOperandBytes = 32;  ///< FP8 values of A (and of B) per lane.
-  static constexpr int kRunBytes = 16;      ///< Consecutive k held together by a lane.
+  static constexpr int kM = 16;                            ///< Rows of A and D.
+  static constexpr int kN = 16;                            ///< Columns of B and D.
+  static constexpr int kK = 128;                           ///< Columns of A, rows of B.
+  static constexpr int kOperandBytes = 32;                 ///< FP8 values of A (and of B) per lane.
+  static constexpr int kRunBytes = 16;                     ///< Consecutive k held together by a lane.
   static constexpr int kRuns = kOperandBytes / kRunBytes;  ///< Runs per lane and operand.
-  static constexpr int kAccumulators = 4;   ///< FP32 values of D per lane.
+  static constexpr int kAccumulators = 4;                  ///< FP32 values of D per lane.
 
   /// Element (i, k) of A held by `lane` in its operand byte `byte` (0..31).
   FP8GEMM_HOST_DEVICE static constexpr MatrixIndex a_element_of(int lane, int byte) {

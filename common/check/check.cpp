@@ -74,14 +74,14 @@ std::string describe_check(const OutputCheck& check, const std::vector<float>& d
     const double r = reference.r(i, col);
     const double s = reference.s(i, col);
     const float d = d_rows[static_cast<size_t>(check.result.worst_index)];
-    out << "  worst element D[" << reference.rows[static_cast<size_t>(i)] << ", " << col << "] = " << d
-        << ", R = " << r << ", S = " << s << ", |D - R| = " << std::fabs(d - r) << ", bound "
-        << check.tolerance.element_bound(r, s) << "\n";
+    out << "  worst element D[" << reference.rows[static_cast<size_t>(i)] << ", " << col << "] = " << d << ", R = " << r
+        << ", S = " << s << ", |D - R| = " << std::fabs(d - r) << ", bound " << check.tolerance.element_bound(r, s)
+        << "\n";
   }
   out << "  max |D - R| = " << m.max_abs_error << "; ||D - R|| / ||R|| = " << m.norm_relative_error << " (bound "
       << check.tolerance.norm_relative << "); calc_diff = " << m.calc_diff << " (bound " << check.tolerance.calc_diff
-      << "); non-finite: " << m.non_finite << "; over the element bound: " << check.result.elements_over_bound
-      << " of " << m.elements << " (" << reference.rows.size() << " rows checked)";
+      << "); non-finite: " << m.non_finite << "; over the element bound: " << check.result.elements_over_bound << " of "
+      << m.elements << " (" << reference.rows.size() << " rows checked)";
   return out.str();
 }
 

@@ -38,9 +38,9 @@ ReferenceProduct reference_of_rows(const QuantizedMatrix& a, const QuantizedMatr
 
 /// The outcome of comparing the checked rows of D with their reference.
 struct OutputCheck {
-  Tolerance tolerance;     ///< The bounds applied (from the output type, K and the accumulation).
-  ToleranceCheck result;   ///< Metrics, elements over their bound, the worst element.
-  bool passed = false;     ///< Every bound held and no element was NaN or infinite.
+  Tolerance tolerance;    ///< The bounds applied (from the output type, K and the accumulation).
+  ToleranceCheck result;  ///< Metrics, elements over their bound, the worst element.
+  bool passed = false;    ///< Every bound held and no element was NaN or infinite.
 };
 
 /// Compares `d_rows` (reference.rows.size() x N floats: the checked rows of D,

@@ -140,8 +140,7 @@ ReferenceProduct reference_gemm_rows(const double* a, const double* b, int64_t m
     for (int64_t tile = next_tile++; tile < tiles; tile = next_tile++) {
       const int64_t row0 = (tile / tile_cols) * kTileRows;
       const int64_t col0 = (tile % tile_cols) * kTileCols;
-      compute_tile(problem, row0, std::min(kTileRows, held - row0), col0, std::min(kTileCols, n - col0), *scratch,
-                   out);
+      compute_tile(problem, row0, std::min(kTileRows, held - row0), col0, std::min(kTileCols, n - col0), *scratch, out);
     }
   };
   const int workers = thread_count(threads, tiles);

@@ -43,8 +43,7 @@ struct ReferenceProduct {
 /// on `threads` threads (0: std::thread::hardware_concurrency()). The result
 /// does not depend on the number of threads. Throws std::invalid_argument
 /// when M, N or K < 1.
-ReferenceProduct reference_gemm(const double* a, const double* b, int64_t m, int64_t n, int64_t k,
-                                int threads = 0);
+ReferenceProduct reference_gemm(const double* a, const double* b, int64_t m, int64_t n, int64_t k, int threads = 0);
 
 /// As reference_gemm, for the listed rows of A only (any order, repeats
 /// allowed): the way to check a shape too large to compute in full. Row i of
@@ -113,14 +112,14 @@ Tolerance gemm_tolerance(OutputType type, int64_t k, Accumulation accumulation);
 
 /// Outcome of comparing an output with the reference under a Tolerance.
 struct ToleranceCheck {
-  ErrorMetrics metrics;              ///< The metrics of the whole comparison.
-  int64_t elements_over_bound = 0;   ///< Finite elements with |D - R| > element_bound(R, S).
+  ErrorMetrics metrics;             ///< The metrics of the whole comparison.
+  int64_t elements_over_bound = 0;  ///< Finite elements with |D - R| > element_bound(R, S).
   /// The element that most needs a look: the first non-finite one if any,
   /// else the one with the largest |D - R| / element_bound; -1 if none.
   int64_t worst_index = -1;
-  double worst_ratio = 0.0;          ///< |D - R| / element_bound at worst_index (infinite for non-finite D).
-  bool passed = false;               ///< No non-finite D, no element over its bound, norms within bounds.
-  std::string failure;               ///< Empty when passed; otherwise which rule broke.
+  double worst_ratio = 0.0;  ///< |D - R| / element_bound at worst_index (infinite for non-finite D).
+  bool passed = false;       ///< No non-finite D, no element over its bound, norms within bounds.
+  std::string failure;       ///< Empty when passed; otherwise which rule broke.
 };
 
 /// Checks `count` outputs `d` against the reference values `r` and absolute

@@ -47,9 +47,7 @@ FP8GEMM_HOST_DEVICE constexpr int fp8_exponent_bits(Fp8Format f) {
 }
 
 /// Mantissa field width of a format (3 for e4m3 variants, 2 for e5m2 variants).
-FP8GEMM_HOST_DEVICE constexpr int fp8_mantissa_bits(Fp8Format f) {
-  return 7 - fp8_exponent_bits(f);
-}
+FP8GEMM_HOST_DEVICE constexpr int fp8_mantissa_bits(Fp8Format f) { return 7 - fp8_exponent_bits(f); }
 
 /// Exponent bias of a format.
 FP8GEMM_HOST_DEVICE constexpr int fp8_bias(Fp8Format f) {
@@ -123,7 +121,7 @@ FP8GEMM_HOST_DEVICE inline float fp8_to_float(uint8_t code) {
   float value;
   if (magnitude >= (1u << kMantissa)) {  // normal
     value = float_from_bits((magnitude << (23 - kMantissa)) + (static_cast<uint32_t>(127 - kBias) << 23));
-  } else {  // subnormal or zero: magnitude * 2^(1 - bias - mantissa_bits), exact
+  } else {                                       // subnormal or zero: magnitude * 2^(1 - bias - mantissa_bits), exact
     constexpr int kExp = 1 - kBias - kMantissa;  // >= -19, a normal float
     value = static_cast<float>(magnitude) * float_from_bits(static_cast<uint32_t>(127 + kExp) << 23);
   }
@@ -148,8 +146,8 @@ namespace detail {
 
 /// Shared body of both roundings. `stochastic` selects the rounding;
 /// `random_bits` is used only when it is true.
-FP8GEMM_HOST_DEVICE inline uint8_t float_to_fp8_impl(float x, Fp8Format f, Fp8Overflow overflow,
-                                                     bool stochastic, uint32_t random_bits) {
+FP8GEMM_HOST_DEVICE inline uint8_t float_to_fp8_impl(float x, Fp8Format f, Fp8Overflow overflow, bool stochastic,
+                                                     uint32_t random_bits) {
   const int mantissa_bits = fp8_mantissa_bits(f);
   const int min_exponent = 1 - fp8_bias(f);  // exponent of the smallest normal
   const bool fnuz = fp8_is_fnuz(f);
@@ -200,9 +198,8 @@ FP8GEMM_HOST_DEVICE inline uint8_t float_to_fp8_impl(float x, Fp8Format f, Fp8Ov
     // Round up with probability remainder / 2^shift: add `shift` uniform random
     // bits and see whether the sum carries. Past 32 dropped bits only the top 32
     // bits of the remainder count (the bias is below 2^-32 of the gap).
-    round_up = shift <= 32
-                   ? remainder + (random_bits >> (32 - shift)) >= (1ull << shift)
-                   : (remainder >> (shift - 32)) + random_bits >= (1ull << 32);
+    round_up = shift <= 32 ? remainder + (random_bits >> (32 - shift)) >= (1ull << shift)
+                           : (remainder >> (shift - 32)) + random_bits >= (1ull << 32);
   } else {
     const uint64_t half = 1ull << (shift - 1);
     round_up = remainder > half || (remainder == half && (kept & 1u));
@@ -221,8 +218,7 @@ FP8GEMM_HOST_DEVICE inline uint8_t float_to_fp8_impl(float x, Fp8Format f, Fp8Ov
 /// give +-max; with kNoSaturate they give infinity (e5m2) or NaN (others).
 /// In the FNUZ formats anything that rounds to zero gives +0 (0x00).
 /// Bit-for-bit equal to cuda_fp8.h's __nv_cvt_float_to_fp8 for the OCP formats.
-FP8GEMM_HOST_DEVICE inline uint8_t float_to_fp8(float x, Fp8Format f,
-                                                Fp8Overflow overflow = Fp8Overflow::kSaturate) {
+FP8GEMM_HOST_DEVICE inline uint8_t float_to_fp8(float x, Fp8Format f, Fp8Overflow overflow = Fp8Overflow::kSaturate) {
   return detail::float_to_fp8_impl(x, f, overflow, /*stochastic=*/false, 0u);
 }
 

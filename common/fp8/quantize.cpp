@@ -47,8 +47,7 @@ Status validate_quantize_args(const float* x, int64_t rows, int64_t cols, int64_
     return Status::error(StatusCode::kInvalidArgument, "format must be one of e4m3, e5m2, e4m3fnuz, e5m2fnuz");
   }
   if (static_cast<int>(granularity) > static_cast<int>(ScaleGranularity::kBlock128x128)) {
-    return Status::error(StatusCode::kInvalidArgument,
-                         "granularity must be per tensor, per row, 1x128 or 128x128");
+    return Status::error(StatusCode::kInvalidArgument, "granularity must be per tensor, per row, 1x128 or 128x128");
   }
   if (overflow != Fp8Overflow::kSaturate && overflow != Fp8Overflow::kNoSaturate) {
     return Status::error(StatusCode::kInvalidArgument, "overflow must be kSaturate or kNoSaturate");

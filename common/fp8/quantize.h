@@ -23,8 +23,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/fp8/fp8.h"
 #include "common/api/gemm.h"
+#include "common/fp8/fp8.h"
 #include "common/portability.h"
 
 namespace fp8gemm {
@@ -93,12 +93,12 @@ FP8GEMM_HOST_DEVICE inline int64_t scale_index(int64_t row, int64_t col, int64_t
 /// A quantized matrix on the host: codes (rows x cols, row-major, ld = cols)
 /// and the dequantization scales in the layout given above.
 struct QuantizedMatrix {
-  int64_t rows = 0;                                         ///< Number of rows.
-  int64_t cols = 0;                                         ///< Number of columns (K).
-  Fp8Format format = Fp8Format::kE4M3;                      ///< Format of the codes.
+  int64_t rows = 0;                                             ///< Number of rows.
+  int64_t cols = 0;                                             ///< Number of columns (K).
+  Fp8Format format = Fp8Format::kE4M3;                          ///< Format of the codes.
   ScaleGranularity granularity = ScaleGranularity::kPerTensor;  ///< Which elements share a scale.
-  std::vector<uint8_t> codes;                               ///< rows * cols FP8 codes.
-  std::vector<float> scales;                                ///< scale_count(rows, cols, granularity) scales.
+  std::vector<uint8_t> codes;                                   ///< rows * cols FP8 codes.
+  std::vector<float> scales;                                    ///< scale_count(rows, cols, granularity) scales.
 };
 
 /// Quantizes a row-major rows x cols matrix x (leading dimension ld >= cols)

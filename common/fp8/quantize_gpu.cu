@@ -9,8 +9,8 @@
 //
 // The amax is exact (a maximum never rounds) and passes 2 and 3 call the same
 // functions as the host, so the output is bit-identical to quantize().
-#include "common/fp8/quantize.h"
 #include "common/device/launch.h"
+#include "common/fp8/quantize.h"
 
 namespace fp8gemm {
 namespace {
@@ -142,8 +142,7 @@ Status quantize_on_gpu(const float* x, int64_t rows, int64_t cols, int64_t ld, F
   // Pass 3: the codes.
   const dim3 encode_grid(static_cast<unsigned>(column_groups),
                          static_cast<unsigned>(rows < kMaxGridY ? rows : kMaxGridY));
-  encode_kernel<<<encode_grid, kThreads, 0, stream>>>(x, rows, cols, ld, granularity, scales, format, overflow,
-                                                      codes);
+  encode_kernel<<<encode_grid, kThreads, 0, stream>>>(x, rows, cols, ld, granularity, scales, format, overflow, codes);
   return status_from_launch("quantize_on_gpu (encode_kernel)");
 }
 

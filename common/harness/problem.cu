@@ -71,7 +71,7 @@ __global__ void fill_normal_kernel(float* x, int64_t count, uint64_t stream_key)
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < pairs; p += stride) {
     const uint64_t bits = mix64(stream_key + static_cast<uint64_t>(p));
-    const float u1 = (static_cast<float>(bits >> 40) + 1.0f) * 0x1p-24f;  // (0, 1]: log is finite
+    const float u1 = (static_cast<float>(bits >> 40) + 1.0f) * 0x1p-24f;       // (0, 1]: log is finite
     const float u2 = static_cast<float>((bits >> 16) & 0xFFFFFFu) * 0x1p-24f;  // [0, 1)
     const float radius = sqrtf(-2.0f * logf(u1));
     float sin_value, cos_value;
@@ -89,8 +89,7 @@ void make_operand(float* values, int64_t rows, int64_t cols, uint64_t seed, uint
   const int64_t pairs = (count + 1) / 2;
   constexpr int kThreads = 256;
   const int64_t blocks = std::min<int64_t>((pairs + kThreads - 1) / kThreads, 1 << 16);
-  fill_normal_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(values, count,
-                                                                             mix64(seed * 2 + which));
+  fill_normal_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(values, count, mix64(seed * 2 + which));
   FP8GEMM_CUDA_CHECK(cudaGetLastError());
   const Status status =
       quantize_on_gpu(values, rows, cols, cols, format, ScaleGranularity::kPerTensor, codes, scale, stream);

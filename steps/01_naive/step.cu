@@ -3,5 +3,5 @@
 #include "common/api/registry.h"
 #include "naive.cuh"
 
-FP8GEMM_REGISTER_STEP("naive: one thread per output, FP32 accumulation",
-                      fp8gemm::launch_naive, fp8gemm::StepConstraints{}, fp8gemm::Accumulation::kFp32);
+FP8GEMM_REGISTER_STEP("naive: one thread per output, FP32 accumulation", fp8gemm::launch_naive,
+                      fp8gemm::StepConstraints{}, fp8gemm::Accumulation::kFp32);

@@ -141,7 +141,9 @@ Status launch_lds_tiling_band(const GemmArgs& args) {
 }
 
 // Every M: taller problems run as several launches, one per band of rows.
-Status launch_lds_tiling(const GemmArgs& args) { return for_each_row_band(args, kMaxGridY * BM, launch_lds_tiling_band); }
+Status launch_lds_tiling(const GemmArgs& args) {
+  return for_each_row_band(args, kMaxGridY * BM, launch_lds_tiling_band);
+}
 
 }  // namespace
 }  // namespace fp8gemm

@@ -126,13 +126,11 @@ __global__ void FP8GEMM_LAUNCH_BOUNDS(kThreads) bank_conflicts_kernel(GemmArgs a
       Float4 a[TM], b[TN];
       for (int i = 0; i < TM; ++i) {
         const int row = ty + i * kThreadsM;
-        a[i] = fp8x4_to_float4<kFormatA>(
-            *reinterpret_cast<const uint32_t*>(&a_tile[row][swizzled_column(row, 4 * w)]));
+        a[i] = fp8x4_to_float4<kFormatA>(*reinterpret_cast<const uint32_t*>(&a_tile[row][swizzled_column(row, 4 * w)]));
       }
       for (int j = 0; j < TN; ++j) {
         const int row = tx + j * kThreadsN;
-        b[j] = fp8x4_to_float4<kFormatB>(
-            *reinterpret_cast<const uint32_t*>(&b_tile[row][swizzled_column(row, 4 * w)]));
+        b[j] = fp8x4_to_float4<kFormatB>(*reinterpret_cast<const uint32_t*>(&b_tile[row][swizzled_column(row, 4 * w)]));
       }
       for (int kk = 0; kk < 4; ++kk) {
         for (int i = 0; i < TM; ++i) {
@@ -174,7 +172,9 @@ Status launch_bank_conflicts_band(const GemmArgs& args) {
 }
 
 // Every M: taller problems run as several launches, one per band of rows.
-Status launch_bank_conflicts(const GemmArgs& args) { return for_each_row_band(args, kMaxGridY * BM, launch_bank_conflicts_band); }
+Status launch_bank_conflicts(const GemmArgs& args) {
+  return for_each_row_band(args, kMaxGridY * BM, launch_bank_conflicts_band);
+}
 
 }  // namespace
 }  // namespace fp8gemm

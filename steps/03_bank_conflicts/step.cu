@@ -1,7 +1,7 @@
 // Registers this folder's step: its number and name come from the folder's
 // name (steps/CMakeLists.txt), so a copy of the folder is a new step.
-#include "common/api/registry.h"
 #include "bank_conflicts.cuh"
+#include "common/api/registry.h"
 
 FP8GEMM_REGISTER_STEP("bank conflicts: step 02 with swizzled FP8 tiles and 4x8 lane groups",
                       fp8gemm::launch_bank_conflicts, fp8gemm::StepConstraints{}, fp8gemm::Accumulation::kFp32);

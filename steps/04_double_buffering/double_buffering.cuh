@@ -213,8 +213,8 @@ __global__ void FP8GEMM_LAUNCH_BOUNDS(Tile::kThreads) double_buffering_kernel(Ge
       float* column = at.of_a ? &a_stage[s][at.column][at.row] : &b_stage[s][at.column][at.row];
       const int column_stride = at.of_a ? BM : BN;
       for (int q = 0; q < kVectorBytes / 4; ++q) {
-        const Float4 x = at.of_a ? fp8x4_to_float4<kFormatA>(staged[p].word[q])
-                                 : fp8x4_to_float4<kFormatB>(staged[p].word[q]);
+        const Float4 x =
+            at.of_a ? fp8x4_to_float4<kFormatA>(staged[p].word[q]) : fp8x4_to_float4<kFormatB>(staged[p].word[q]);
         for (int e = 0; e < 4; ++e) column[(4 * q + e) * column_stride] = x.v[e];
       }
     }
@@ -280,8 +280,8 @@ Status launch_band_with_tile(const GemmArgs& args) {
     auto kernel = vector_rows ? double_buffering_kernel<Tile, format_a.value, format_b.value, true>
                               : double_buffering_kernel<Tile, format_a.value, format_b.value, false>;
     if constexpr (kSharedBytes > 48 * 1024) {  // above 48 KiB a kernel must opt in
-      attribute_error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(kSharedBytes));
+      attribute_error =
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes));
     }
     if (attribute_error == cudaSuccess) kernel<<<grid, Tile::kThreads, kSharedBytes, args.stream>>>(args);
   });

@@ -30,7 +30,7 @@ namespace {
 
 // Exactly 3 warm-up launches and 20 timed ones (the budget never ends them early).
 constexpr TimingOptions kTiming{/*warmup_seconds=*/1e9, /*max_warmup_launches=*/3,
-                                       /*budget_seconds=*/0.0, /*min_launches=*/20, /*max_launches=*/20};
+                                /*budget_seconds=*/0.0, /*min_launches=*/20, /*max_launches=*/20};
 
 constexpr Shape kProblems[] = {{4096, 4096, 4096}, {64, 2112, 7168}};
 
@@ -111,8 +111,9 @@ void sweep(GemmProblem& problem, LaunchTimer& timer, std::vector<Result>* result
 
 void write_json(const std::string& path, const std::vector<Result>& results, const cudaDeviceProp& prop) {
   std::ofstream out(path);
-  out << "{\n  \"gpu\": \"" << prop.name << "\",\n  \"dtype\": \"e4m3 x e4m3 -> bf16\",\n  \"timed_launches\": "
-      << kTiming.max_launches << ",\n  \"results\": [\n";
+  out << "{\n  \"gpu\": \"" << prop.name
+      << "\",\n  \"dtype\": \"e4m3 x e4m3 -> bf16\",\n  \"timed_launches\": " << kTiming.max_launches
+      << ",\n  \"results\": [\n";
   for (size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     out << "    {\"tile\": \"" << r.tile << "\", \"bm\": " << r.bm << ", \"bn\": " << r.bn << ", \"bk\": " << r.bk

@@ -44,9 +44,9 @@ constexpr int kWaveM = 64;    // rows of D per wavefront
 constexpr int kWaveN = 64;    // columns of D per wavefront
 constexpr int kWavesN = kBlockN / kWaveN;
 constexpr int kThreads = (kBlockM / kWaveM) * kWavesN * mfma::kWaveLanes;  // 256
-constexpr int kTilesM = kWaveM / 16;  // MFMA tiles per wavefront along M
-constexpr int kTilesN = kWaveN / 16;  // and along N
-constexpr int kChunkBytes = 16;       // one global load: 16 FP8 values
+constexpr int kTilesM = kWaveM / 16;                                       // MFMA tiles per wavefront along M
+constexpr int kTilesN = kWaveN / 16;                                       // and along N
+constexpr int kChunkBytes = 16;                                            // one global load: 16 FP8 values
 
 // The per-architecture part: the instruction and the K depth of a block tile.
 // A K tile of A and B in LDS: 2 * 128 * kBlockK bytes; two of them (double
@@ -131,7 +131,7 @@ __device__ inline Accumulator mfma_fp8(Fragment a, Fragment b, Accumulator acc) 
 // are zero, which adds nothing to the sums (K % 16 == 0: none straddles K).
 __device__ inline void load_tile_to_registers(Chunk (&stage)[kChunksPerThread], const uint8_t* matrix, int64_t ld,
                                               int64_t rows, int64_t k, int64_t row0, int64_t k0) {
-  #pragma unroll
+#pragma unroll
   for (int i = 0; i < kChunksPerThread; ++i) {
     const int chunk = static_cast<int>(threadIdx.x) + i * kThreads;
     const int64_t row = row0 + chunk / kChunksPerRow;
@@ -144,7 +144,7 @@ __device__ inline void load_tile_to_registers(Chunk (&stage)[kChunksPerThread], 
 // which the swizzle may place in either order).
 __device__ inline void store_registers_to_lds(const Chunk (&stage)[kChunksPerThread], uint8_t* tile) {
   constexpr int kRunsPerChunk = kChunkBytes / Mfma::kRunBytes;
-  #pragma unroll
+#pragma unroll
   for (int i = 0; i < kChunksPerThread; ++i) {
     const int chunk = static_cast<int>(threadIdx.x) + i * kThreads;
     const int row = chunk / kChunksPerRow;
@@ -153,7 +153,7 @@ __device__ inline void store_registers_to_lds(const Chunk (&stage)[kChunksPerThr
       Chunk chunk;
       Run runs[kRunsPerChunk];
     } data = {stage[i]};
-    #pragma unroll
+#pragma unroll
     for (int r = 0; r < kRunsPerChunk; ++r) {
       *reinterpret_cast<Run*>(tile + lds_offset(row, k + r * Mfma::kRunBytes)) = data.runs[r];
     }
@@ -174,7 +174,7 @@ __device__ inline Fragment load_fragment(const uint8_t* tile, int row0, int step
     Fragment fragment;
     Run runs[Mfma::kRuns];
   } f;
-  #pragma unroll
+#pragma unroll
   for (int run = 0; run < Mfma::kRuns; ++run) {
     const int byte = run * Mfma::kRunBytes;
     int row, k;
@@ -198,11 +198,11 @@ __device__ inline void store_tile(const GemmArgs& args, const Accumulator (&acc)
                                   int64_t col0) {
   const int lane = static_cast<int>(threadIdx.x) % mfma::kWaveLanes;
   const float scale = args.a_scale * args.b_scale;
-  #pragma unroll
+#pragma unroll
   for (int i = 0; i < kTilesM; ++i) {
-    #pragma unroll
+#pragma unroll
     for (int j = 0; j < kTilesN; ++j) {
-      #pragma unroll
+#pragma unroll
       for (int r = 0; r < Mfma::kAccumulators; ++r) {
         const mfma::MatrixIndex e = Mfma::d_element_of(lane, r);
         const int64_t row = row0 + 16 * i + e.row;
@@ -225,9 +225,9 @@ __device__ inline void gemm_block(const GemmArgs& args) {
   const int64_t block_col = static_cast<int64_t>(blockIdx.x) * kBlockN;
 
   Accumulator acc[kTilesM][kTilesN];
-  #pragma unroll
+#pragma unroll
   for (int i = 0; i < kTilesM; ++i) {
-    #pragma unroll
+#pragma unroll
     for (int j = 0; j < kTilesN; ++j) acc[i][j] = Accumulator{0.0f, 0.0f, 0.0f, 0.0f};
   }
 
@@ -249,17 +249,17 @@ __device__ inline void gemm_block(const GemmArgs& args) {
       load_tile_to_registers(stage_a, args.a, args.lda, args.m, args.k, block_row, (t + 1) * kBlockK);
       load_tile_to_registers(stage_b, args.b, args.ldb, args.n, args.k, block_col, (t + 1) * kBlockK);
     }
-    #pragma unroll
+#pragma unroll
     for (int step = 0; step < kBlockK / Mfma::kK; ++step) {
       Fragment a[kTilesM];
       Fragment b[kTilesN];
-      #pragma unroll
+#pragma unroll
       for (int i = 0; i < kTilesM; ++i) a[i] = load_fragment<Side::kA>(lds_a[buffer], wave_row + 16 * i, step);
-      #pragma unroll
+#pragma unroll
       for (int j = 0; j < kTilesN; ++j) b[j] = load_fragment<Side::kB>(lds_b[buffer], wave_col + 16 * j, step);
-      #pragma unroll
+#pragma unroll
       for (int i = 0; i < kTilesM; ++i) {
-        #pragma unroll
+#pragma unroll
         for (int j = 0; j < kTilesN; ++j) acc[i][j] = mfma_fp8<kFormatA, kFormatB>(a[i], b[j], acc[i][j]);
       }
     }
@@ -302,8 +302,7 @@ Status launch_matrix_cores_cdna(const GemmArgs& args) {
   const bool cdna3 = arch.rfind("gfx942", 0) == 0;
   const bool cdna4 = arch.rfind("gfx950", 0) == 0;
   if (!cdna3 && !cdna4) {
-    return Status::error(StatusCode::kNotSupported,
-                         "built for gfx942 and gfx950, this GPU is " + arch);
+    return Status::error(StatusCode::kNotSupported, "built for gfx942 and gfx950, this GPU is " + arch);
   }
   if (cdna3 && !(a_fnuz && b_fnuz)) {
     return Status::error(StatusCode::kNotSupported,
@@ -315,8 +314,7 @@ Status launch_matrix_cores_cdna(const GemmArgs& args) {
   }
 #endif
   if (a_fnuz != b_fnuz) {
-    return Status::error(StatusCode::kNotSupported,
-                         "A and B must both be FNUZ (gfx942) or both OCP (gfx950)");
+    return Status::error(StatusCode::kNotSupported, "A and B must both be FNUZ (gfx942) or both OCP (gfx950)");
   }
   const int64_t blocks_m = (args.m + kBlockM - 1) / kBlockM;
   const int64_t blocks_n = (args.n + kBlockN - 1) / kBlockN;

@@ -51,18 +51,18 @@ namespace {
 // thread, over the 255 a thread can have. At 64 x 128 it needs 128, which
 // leaves room for kBlocksPerSm blocks per SM: while one block waits for its
 // wgmmas or its copies, another one's wgmmas keep the tensor cores busy.
-constexpr int kBlockM = 64;       // rows of D per block: the M of one wgmma
-constexpr int kBlockN = 128;      // columns of D per block: the N of one wgmma
-constexpr int kBlockK = 128;      // K per stage: one 128-byte swizzle row of FP8
-constexpr int kStages = 3;        // the ring: K blocks kb + 1, kb + 2 in flight while kb is computed
-constexpr int kBlocksPerSm = 3;   // 3 x (74 + 1 reserved) KB of shared memory in 228 KB; registers <= 168
+constexpr int kBlockM = 64;      // rows of D per block: the M of one wgmma
+constexpr int kBlockN = 128;     // columns of D per block: the N of one wgmma
+constexpr int kBlockK = 128;     // K per stage: one 128-byte swizzle row of FP8
+constexpr int kStages = 3;       // the ring: K blocks kb + 1, kb + 2 in flight while kb is computed
+constexpr int kBlocksPerSm = 3;  // 3 x (74 + 1 reserved) KB of shared memory in 228 KB; registers <= 168
 constexpr int kThreads = sm90::kWarpgroupThreads;  // one warpgroup loads and computes
 
 constexpr int kTileBytesA = kBlockM * kBlockK;  // FP8: one byte per element
 constexpr int kTileBytesB = kBlockN * kBlockK;
-constexpr int kChunkBytes = 16;                        // one cp.async
-constexpr int kRowChunks = kBlockK / kChunkBytes;      // 8 chunks per 128-byte row
-constexpr int kRowsPerPass = kThreads / kRowChunks;    // 16 rows copied per pass of the 128 threads
+constexpr int kChunkBytes = 16;                      // one cp.async
+constexpr int kRowChunks = kBlockK / kChunkBytes;    // 8 chunks per 128-byte row
+constexpr int kRowsPerPass = kThreads / kRowChunks;  // 16 rows copied per pass of the 128 threads
 static_assert(kTileBytesA % 1024 == 0 && kTileBytesB % 1024 == 0, "tiles must keep 1024-byte alignment");
 static_assert(kBlockM % kRowsPerPass == 0 && kBlockN % kRowsPerPass == 0, "whole passes over the tiles");
 
@@ -86,8 +86,8 @@ static_assert(swizzled_offset(0, 5) == 80 && swizzled_offset(3, 1) == 3 * 128 + 
               "chunk c of row r lands at chunk c ^ (r % 8); 16 rows down is 2048 bytes down");
 
 #if FP8GEMM_SM90A_DEVICE
-constexpr int kWgmmaK = 32;                                            // K of one FP8 wgmma
-constexpr int kAccumulators = kBlockM * kBlockN / kThreads;            // FP32 per thread: 64
+constexpr int kWgmmaK = 32;                                  // K of one FP8 wgmma
+constexpr int kAccumulators = kBlockM * kBlockN / kThreads;  // FP32 per thread: 64
 
 // ---- cp.async, as in step 04 (.cg: through L2 only; no thread re-reads a line)
 // Copies 16 bytes from global `src` (16-byte aligned) to shared `dst`: the
@@ -304,8 +304,8 @@ Status launch_matrix_cores_sm90a(const GemmArgs& args) {
   if (!status.ok()) return status;
   // Above 48 KB of dynamic shared memory a kernel must opt in; the largest
   // shared-memory split of the SM lets kBlocksPerSm blocks fit.
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(kDynamicSharedBytes));
+  cudaError_t err =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kDynamicSharedBytes));
   if (err == cudaSuccess) {
     err = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
   }

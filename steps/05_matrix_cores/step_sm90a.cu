@@ -8,16 +8,19 @@ namespace {
 
 // wgmma multiplies the OCP formats only (e4m3, e5m2); cp.async copies 16
 // bytes at a time, so rows must start on 16-byte boundaries.
-constexpr StepConstraints kConstraints{/*m_multiple=*/1, /*n_multiple=*/1, /*k_multiple=*/1,
+constexpr StepConstraints kConstraints{/*m_multiple=*/1,
+                                       /*n_multiple=*/1,
+                                       /*k_multiple=*/1,
                                        /*operand_alignment_bytes=*/16,
                                        /*formats=*/(1u << static_cast<int>(Fp8Format::kE4M3)) |
                                            (1u << static_cast<int>(Fp8Format::kE5M2)),
-                                       /*mixed_formats=*/true, /*outputs=*/0b11};
+                                       /*mixed_formats=*/true,
+                                       /*outputs=*/0b11};
 
 }  // namespace
 }  // namespace fp8gemm
 
-FP8GEMM_REGISTER_STEP("wgmma: one warpgroup, operands staged by cp.async into 128-byte-swizzled shared memory, "
-                      "FP32 promotion every 128 K",
-                      fp8gemm::launch_matrix_cores_sm90a, fp8gemm::kConstraints,
-                      fp8gemm::Accumulation::kTensorCorePromoted);
+FP8GEMM_REGISTER_STEP(
+    "wgmma: one warpgroup, operands staged by cp.async into 128-byte-swizzled shared memory, "
+    "FP32 promotion every 128 K",
+    fp8gemm::launch_matrix_cores_sm90a, fp8gemm::kConstraints, fp8gemm::Accumulation::kTensorCorePromoted);

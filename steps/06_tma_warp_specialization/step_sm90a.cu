@@ -8,11 +8,14 @@ namespace {
 
 // wgmma multiplies the OCP formats only (e4m3, e5m2); the TMA needs rows on
 // 16-byte boundaries.
-constexpr StepConstraints kConstraints{/*m_multiple=*/1, /*n_multiple=*/1, /*k_multiple=*/1,
+constexpr StepConstraints kConstraints{/*m_multiple=*/1,
+                                       /*n_multiple=*/1,
+                                       /*k_multiple=*/1,
                                        /*operand_alignment_bytes=*/16,
                                        /*formats=*/(1u << static_cast<int>(Fp8Format::kE4M3)) |
                                            (1u << static_cast<int>(Fp8Format::kE5M2)),
-                                       /*mixed_formats=*/true, /*outputs=*/0b11};
+                                       /*mixed_formats=*/true,
+                                       /*outputs=*/0b11};
 
 }  // namespace
 }  // namespace fp8gemm

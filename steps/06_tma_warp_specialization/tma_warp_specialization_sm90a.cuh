@@ -42,10 +42,10 @@ namespace fp8gemm {
 namespace {
 
 // ---- what a reader would tune ------------------------------------------------
-constexpr int kBlockM = 128;   // rows of D per block: 2 consumer warpgroups x 64
-constexpr int kBlockN = 128;   // columns of D per block: the N of one wgmma
-constexpr int kBlockK = 128;   // K per stage: one 128-byte swizzle row of FP8
-constexpr int kStages = 6;     // shared-memory ring: 6 x 32 KB = 192 KB
+constexpr int kBlockM = 128;  // rows of D per block: 2 consumer warpgroups x 64
+constexpr int kBlockN = 128;  // columns of D per block: the N of one wgmma
+constexpr int kBlockK = 128;  // K per stage: one 128-byte swizzle row of FP8
+constexpr int kStages = 6;    // shared-memory ring: 6 x 32 KB = 192 KB
 constexpr int kConsumerWarpgroups = kBlockM / 64;
 constexpr int kThreads = (kConsumerWarpgroups + 1) * sm90::kWarpgroupThreads;  // + 1 producer warpgroup
 
@@ -254,8 +254,7 @@ Status launch_tma_warp_specialization(const GemmArgs& args) {
   constexpr int64_t kMaxExtent = 0x7FFFFFFF;
   const int64_t tiles = ((args.m + kBlockM - 1) / kBlockM) * ((args.n + kBlockN - 1) / kBlockN);
   if (args.m > kMaxExtent || args.n > kMaxExtent || args.k > kMaxExtent - kBlockK || tiles > kMaxExtent) {
-    return Status::error(StatusCode::kNotSupported,
-                         "M, N, K < 2^31 and at most 2^31 - 1 tiles of 128 x 128 required");
+    return Status::error(StatusCode::kNotSupported, "M, N, K < 2^31 and at most 2^31 - 1 tiles of 128 x 128 required");
   }
 
   CUtensorMap map_a, map_b;
@@ -268,8 +267,8 @@ Status launch_tma_warp_specialization(const GemmArgs& args) {
                                                        : select_kernel<true>(args.a_format, args.b_format);
   status = sm90::kernel_has_sm90a_image(kernel, kStaticSharedBytes);
   if (!status.ok()) return status;
-  const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               static_cast<int>(kDynamicSharedBytes));
+  const cudaError_t err =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kDynamicSharedBytes));
   if (err != cudaSuccess) {
     cudaGetLastError();  // clear it: the error is reported here
     return Status::error(StatusCode::kRuntimeError, std::string("cannot reserve ") +

@@ -30,9 +30,8 @@ uint8_t fp8_nan_code(Fp8Format format) { return fp8_is_fnuz(format) ? 0x80 : 0x7
 DeviceBuffer<uint8_t> upload_operand(const QuantizedMatrix& q, int64_t ld) {
   DeviceBuffer<uint8_t> device(static_cast<size_t>(q.rows * ld));
   FP8GEMM_CUDA_CHECK(cudaMemset(device.get(), fp8_nan_code(q.format), device.bytes()));
-  FP8GEMM_CUDA_CHECK(cudaMemcpy2D(device.get(), static_cast<size_t>(ld), q.codes.data(),
-                                  static_cast<size_t>(q.cols), static_cast<size_t>(q.cols),
-                                  static_cast<size_t>(q.rows), cudaMemcpyHostToDevice));
+  FP8GEMM_CUDA_CHECK(cudaMemcpy2D(device.get(), static_cast<size_t>(ld), q.codes.data(), static_cast<size_t>(q.cols),
+                                  static_cast<size_t>(q.cols), static_cast<size_t>(q.rows), cudaMemcpyHostToDevice));
   // A copy from pageable memory may return before it lands; the kernel runs
   // on another stream.
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -112,17 +111,16 @@ int64_t OutputSnapshot::element_offset(int64_t byte) const {
       }
     }
   };
-  scan(0, guard_bytes_);  // before D
+  scan(0, guard_bytes_);                    // before D
   for (int64_t row = 0; row < m_; ++row) {  // between N and ldd in each row
     const int64_t row_start = guard_bytes_ + row * row_bytes;
     scan(row_start + n_ * element, row_start + row_bytes);
   }
   scan(d_end, static_cast<int64_t>(bytes_.size()));  // after D
   if (changed == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << changed << " bytes outside D were written (D is " << m_ << " x " << n_ << ", ldd " << ldd_
-         << "); the first is in the element at " << describe_position(element_offset(first), ldd_)
-         << " relative to D[0, 0]";
+  return ::testing::AssertionFailure() << changed << " bytes outside D were written (D is " << m_ << " x " << n_
+                                       << ", ldd " << ldd_ << "); the first is in the element at "
+                                       << describe_position(element_offset(first), ldd_) << " relative to D[0, 0]";
 }
 
 ::testing::AssertionResult OutputSnapshot::every_element_written() const {
@@ -138,10 +136,10 @@ int64_t OutputSnapshot::element_offset(int64_t byte) const {
     }
   }
   if (non_finite == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << non_finite << " of " << m_ * n_ << " elements of D are NaN or infinite (never written, or a non-finite"
-         << " result) where the reference is finite; the first is D[" << first_row << ", " << first_col
-         << "] = " << value(first_row, first_col);
+  return ::testing::AssertionFailure() << non_finite << " of " << m_ * n_
+                                       << " elements of D are NaN or infinite (never written, or a non-finite"
+                                       << " result) where the reference is finite; the first is D[" << first_row << ", "
+                                       << first_col << "] = " << value(first_row, first_col);
 }
 
 ::testing::AssertionResult OutputSnapshot::nothing_written() const {
@@ -152,8 +150,8 @@ int64_t OutputSnapshot::element_offset(int64_t byte) const {
     const uint8_t* changed = std::find_if(begin, end, [](uint8_t b) { return b != kPoisonByte; });
     if (changed != end) {
       return ::testing::AssertionFailure()
-             << "D was written although the step rejected the call: D[" << row << ", "
-             << (changed - begin) / element << "] = " << value(row, (changed - begin) / element);
+             << "D was written although the step rejected the call: D[" << row << ", " << (changed - begin) / element
+             << "] = " << value(row, (changed - begin) / element);
     }
   }
   return ::testing::AssertionSuccess();

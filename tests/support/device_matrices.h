@@ -33,8 +33,7 @@ inline constexpr uint8_t kPoisonByte = 0xFF;
 class OutputSnapshot {
  public:
   /// Takes over the bytes of the whole allocation (guard, D, guard).
-  OutputSnapshot(std::vector<uint8_t> bytes, int64_t guard_bytes, int64_t m, int64_t n, int64_t ldd,
-                 OutputType type);
+  OutputSnapshot(std::vector<uint8_t> bytes, int64_t guard_bytes, int64_t m, int64_t n, int64_t ldd, OutputType type);
 
   /// Rows of D.
   int64_t m() const { return m_; }

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "common/check/check.h"
 #include "common/fp8/fp8.h"
 #include "common/fp8/quantize.h"
-#include "common/check/check.h"
 #include "support/seed.h"
 
 namespace fp8gemm::test_support {
@@ -41,10 +41,10 @@ std::string describe(const ProblemShape& shape);
 
 /// A random problem and its reference on the rows a test checks.
 struct ReferencedProblem {
-  ProblemShape shape;                    ///< What was generated.
+  ProblemShape shape;                        ///< What was generated.
   std::shared_ptr<const QuantizedMatrix> a;  ///< A: M x K codes (ld = K) and its per-tensor scale.
   std::shared_ptr<const QuantizedMatrix> b;  ///< B: N x K codes (ld = K) and its per-tensor scale.
-  ReferenceProduct reference;            ///< R and S of the rows listed in reference.rows.
+  ReferenceProduct reference;                ///< R and S of the rows listed in reference.rows.
 };
 
 /// The problem of this shape for this run: made (operands, reference) on

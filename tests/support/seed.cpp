@@ -15,8 +15,7 @@ uint64_t choose_run_seed() {
   uint64_t seed = 0;
   if (const char* text = std::getenv("FP8GEMM_TEST_SEED"); text != nullptr && *text != '\0') {
     seed = std::strtoull(text, nullptr, 0);
-    std::printf("[   SEED   ] FP8GEMM_TEST_SEED=%llu (from the environment)\n",
-                static_cast<unsigned long long>(seed));
+    std::printf("[   SEED   ] FP8GEMM_TEST_SEED=%llu (from the environment)\n", static_cast<unsigned long long>(seed));
   } else {
     std::random_device device;
     seed = (static_cast<uint64_t>(device()) << 32) ^ device();
