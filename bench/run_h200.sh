@@ -7,7 +7,7 @@
 #
 # Stages (in this order, those listed in $STAGES; default: all):
 #   build   configure and build everything                      -> build.log
-#   test    the whole ctest suite, in parallel                  -> ctest.log
+#   test    the ctest suite but the fork test, in parallel       -> ctest.log
 #   fork    tests/fork/fork_step.sh with the fork's GPU tests run -> fork.log
 #   bench   fp8gemm_bench, every step and cuBLASLt, 22 shapes     -> bench.json, bench.log
 #   ladder  fp8gemm on 4096^3 with the FP64 check                 -> ladder.json, ladder.log
@@ -40,7 +40,7 @@ fi
 if has test; then
   echo "== ctest"
   timeout --signal=INT --kill-after=10 300 \
-    ctest --test-dir "$build_dir" --output-on-failure -j 8 --timeout 200 > "$out/ctest.log" 2>&1
+    ctest --test-dir "$build_dir" --output-on-failure -j 8 --timeout 200 -LE fork > "$out/ctest.log" 2>&1
   status=$?
   summary+=("ctest: exit $status after ${SECONDS}s: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -n 1)")
   grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Exception|Not Run)' "$out/ctest.log" | head -n 20
