@@ -23,17 +23,30 @@ void* const kDummyD = reinterpret_cast<void*>(uintptr_t{0x30000});
 
 // A valid call: 64 x 32 x 64, tight leading dimensions.
 GemmArgs valid_args() {
-  GemmArgs args;
-  args.m = 64;
-  args.n = 32;
-  args.k = 64;
-  args.a = kDummyA;
-  args.lda = 64;
-  args.b = kDummyB;
-  args.ldb = 64;
-  args.d = kDummyD;
-  args.ldd = 32;
-  return args;
+  const GemmShape shape{64, 32, 64};
+  const GemmBuffers buffers{kDummyA, 64, 1.0f, kDummyB, 64, 1.0f, kDummyD, 32};
+  return make_gemm_args(shape, buffers, /*stream=*/nullptr);
+}
+
+TEST(MakeGemmArgs, CopiesEveryFieldOfTheProblem) {
+  const GemmShape shape{7, 5, 3, Fp8Format::kE5M2, Fp8Format::kE4M3Fnuz, OutputType::kFP32};
+  const GemmBuffers buffers{kDummyA, 11, 0.5f, kDummyB, 13, 0.25f, kDummyD, 17};
+  const GemmArgs args = make_gemm_args(shape, buffers, /*stream=*/nullptr, /*fast_accumulation=*/true);
+  EXPECT_EQ(args.m, 7);
+  EXPECT_EQ(args.n, 5);
+  EXPECT_EQ(args.k, 3);
+  EXPECT_EQ(args.a_format, Fp8Format::kE5M2);
+  EXPECT_EQ(args.b_format, Fp8Format::kE4M3Fnuz);
+  EXPECT_EQ(args.d_type, OutputType::kFP32);
+  EXPECT_EQ(args.a, kDummyA);
+  EXPECT_EQ(args.lda, 11);
+  EXPECT_EQ(args.a_scale, 0.5f);
+  EXPECT_EQ(args.b, kDummyB);
+  EXPECT_EQ(args.ldb, 13);
+  EXPECT_EQ(args.b_scale, 0.25f);
+  EXPECT_EQ(args.d, kDummyD);
+  EXPECT_EQ(args.ldd, 17);
+  EXPECT_TRUE(args.fast_accumulation);
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
