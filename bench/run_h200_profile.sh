@@ -6,15 +6,18 @@
 #                     (steps/05_matrix_cores/accumulation_experiment.sh)
 #   ptxas.log         registers, shared memory and spills of every kernel
 #
-# Usage: OUT=/path/to/results bash bench/run_h200_profile.sh
+# Usage: OUT=/path/to/results bash bench/run_h200_profile.sh [GIT_COMMIT]
+# The commit (argument, else $FP8GEMM_GIT_COMMIT) is what the programs record:
+# the copy of the tree on the GPU machine may carry no .git, or a stale one.
 set -uo pipefail
 out="${OUT:?set OUT to the folder for the results}"
 source_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${BUILD_DIR:-$source_dir/build-h200-profile}"
+commit="${1:-${FP8GEMM_GIT_COMMIT:-unknown}}"
 mkdir -p "$out"
 
 echo "== build"
-cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFP8GEMM_PTXAS_VERBOSE=ON \
+cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFP8GEMM_PTXAS_VERBOSE=ON -DFP8GEMM_GIT_COMMIT="$commit" \
   > "$out/ptxas.log" 2>&1 &&
   cmake --build "$build_dir" -j "$(nproc)" --target fp8gemm sweep_04 >> "$out/ptxas.log" 2>&1 ||
   { tail -n 30 "$out/ptxas.log"; exit 1; }
