@@ -39,6 +39,7 @@ struct Options {
   std::vector<Shape> shapes = default_benchmark_shapes();
   std::vector<const StepInfo*> steps;  // empty: all registered steps
   double time_limit_seconds = 0;       // 0: none
+  bool list_cases = false;             // print the case names and exit (no GPU needed)
 };
 
 void print_usage() {
@@ -55,7 +56,9 @@ void print_usage() {
       "  --steps=01,02_...      run only these steps (number or folder name); cuBLASLt always runs\n"
       "                         (select cases by name with --benchmark_filter=REGEX)\n"
       "  --time_limit=SECONDS   start no case after this long: the rest are reported as skipped and\n"
-      "                         the JSON file stays complete (default: no limit)\n\n"
+      "                         the JSON file stays complete (default: no limit)\n"
+      "  --list_cases           print the names of the cases that would run, one a line, and exit\n"
+      "                         (needs no GPU)\n\n"
       "Results as JSON: --benchmark_out=FILE --benchmark_out_format=json\n"
       "Exit status: 0 ok, 1 a case hit a runtime error or a step was refused, 3 no GPU, 4 bad usage.\n\n",
       kRepetitions, kMinTimeSeconds);
@@ -67,7 +70,9 @@ bool parse_options(int argc, char** argv, Options* options) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     try {
-      if (arg.rfind("--shapes=", 0) == 0) {
+      if (arg == "--list_cases") {
+        options->list_cases = true;
+      } else if (arg.rfind("--shapes=", 0) == 0) {
         options->shapes = parse_shape_list(arg.substr(std::strlen("--shapes=")));
       } else if (arg.rfind("--time_limit=", 0) == 0) {
         const std::string value = arg.substr(std::strlen("--time_limit="));
@@ -98,20 +103,20 @@ bool parse_options(int argc, char** argv, Options* options) {
   return true;
 }
 
-/// Per shape: cuBLASLt in both modes first (every later case's
-/// pct_of_cublaslt refers to the first), then each step, and each
-/// tensor-core step again with fast accumulation.
-void register_cases(CaseRunner& runner, const Options& options, int repetitions, double min_time_seconds) {
+/// The cases, in the order they run. Per shape: cuBLASLt in both modes first
+/// (every later case's pct_of_cublaslt refers to the first), then each step,
+/// and each tensor-core step again with fast accumulation.
+std::vector<BenchCase> cases_of(const Options& options) {
+  std::vector<BenchCase> cases;
   for (const Shape& shape : options.shapes) {
     std::vector<Contender> contenders = {{nullptr, false}, {nullptr, true}};
     for (const StepInfo* step : options.steps) {
       contenders.push_back({step, false});
       if (uses_tensor_cores(*step)) contenders.push_back({step, true});
     }
-    for (const Contender& contender : contenders) {
-      runner.register_case({shape, ProblemOptions{}, contender, false}, repetitions, min_time_seconds);
-    }
+    for (const Contender& contender : contenders) cases.push_back({shape, ProblemOptions{}, contender, false});
   }
+  return cases;
 }
 
 int run(int argc, char** argv) {
@@ -135,6 +140,10 @@ int run(int argc, char** argv) {
   Options options;
   if (!parse_options(argc, argv, &options)) return kExitUsage;
   const int refused = report_refused_steps("fp8gemm_bench");
+  if (options.list_cases) {
+    for (const BenchCase& c : cases_of(options)) std::printf("%s\n", case_name(c).c_str());
+    return refused > 0 ? kExitFailure : 0;
+  }
   std::string reason;
   if (!cuda_device_available(&reason)) {
     std::fprintf(stderr, "fp8gemm_bench: needs an NVIDIA GPU (%s). Nothing was measured.\n", reason.c_str());
@@ -144,7 +153,7 @@ int run(int argc, char** argv) {
   const Environment env = describe_environment();
   add_context(env, runner.timer(), measurement_description(repetitions, min_time_seconds));
   benchmark::AddCustomContext("inputs", "random normal A and B quantized per tensor: " + describe(ProblemOptions{}));
-  register_cases(runner, options, repetitions, min_time_seconds);
+  for (const BenchCase& c : cases_of(options)) runner.register_case(c, repetitions, min_time_seconds);
 
   // The project's reporters for console and JSON; Google Benchmark's own
   // (null here) for the CSV format.

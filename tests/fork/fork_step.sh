@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Forking a step works: in a scratch copy of the source tree, `cp -r` the last
 # step folder (highest NN) to steps/99_fork, configure, build only what the
-# fork needs (its object library step_99_fork, the main program fp8gemm and the
-# GPU test program test_steps_gpu, which link every step), then check that
+# fork needs (its object library step_99_fork, the main program fp8gemm, the
+# benchmark fp8gemm_bench and the GPU test program test_steps_gpu, which link
+# every step), then check that
 #   - `fp8gemm --list` exits 0 and lists 99_fork once, after the last step;
 #   - `test_steps_gpu --gtest_list_tests` has tests of 99_fork
-#     (EveryStep/StepShapeTest.<...>/99_fork_4096x4096x4096, ...).
+#     (EveryStep/StepShapeTest.<...>/99_fork_4096x4096x4096, ...);
+#   - `fp8gemm_bench --list_cases` has the case 99_fork/4096x4096x4096.
 # With FP8GEMM_FORK_RUN_GPU=1 (on a GPU machine) it also runs the fork's GPU
-# tests: test_steps_gpu --gtest_filter='*99_fork_*'.
+# tests, test_steps_gpu --gtest_filter='*99_fork_*', and benchmarks it at 4096^3.
 #
 # No AMD device code and no docs are built in the copy. The repository is not
 # touched; the scratch tree is removed at the end (FP8GEMM_FORK_KEEP=1 keeps it).
@@ -120,7 +122,7 @@ say "configure: ${configure[*]}"
 "${configure[@]}" >"$scratch/configure.log" 2>&1 || { cat "$scratch/configure.log"; fail "configure"; }
 grep -A3 "CMake Warning" "$scratch/configure.log" | grep -i "step\|fork" && say "(configure warnings above)"
 
-targets=(step_99_fork fp8gemm test_steps_gpu)
+targets=(step_99_fork fp8gemm test_steps_gpu fp8gemm_bench)
 say "build: $cmake --build $build --target ${targets[*]} --parallel $jobs"
 build_started=$SECONDS
 "$cmake" --build "$build" --target "${targets[@]}" --parallel "$jobs" >"$scratch/build.log" 2>&1 ||
@@ -130,7 +132,9 @@ say "built in $((SECONDS - build_started)) s"
 # ---- checks --------------------------------------------------------------------
 fp8gemm="$build/bench/fp8gemm"
 tests="$build/tests/test_steps_gpu"
+bench="$build/bench/fp8gemm_bench"
 [ -x "$fp8gemm" ] || fail "no $fp8gemm after the build"
+[ -x "$bench" ] || fail "no $bench after the build"
 [ -x "$tests" ] || fail "no $tests after the build"
 
 say "check: fp8gemm --list exits 0 and lists 99_fork after the last step"
@@ -158,9 +162,18 @@ echo "$names" | grep -m 3 '/99_fork_' | sed 's/^ */  | /'
 [ "$fork_tests" -gt 0 ] || fail "no test of 99_fork in test_steps_gpu --gtest_list_tests"
 say "99_fork has $fork_tests tests ($last, which it copies: $last_tests)"
 
+say "check: fp8gemm_bench --list_cases has the fork's cases"
+cases="$("$bench" --list_cases --shapes=4096x4096x4096 2>&1)"
+status=$?
+[ $status -eq 0 ] || { echo "$cases" | tail -n 20; fail "fp8gemm_bench --list_cases exited $status"; }
+echo "$cases" | grep '^99_fork' | sed 's/^/  | /'
+echo "$cases" | grep -qx '99_fork/4096x4096x4096' || fail "no case 99_fork/4096x4096x4096 in fp8gemm_bench --list_cases"
+
 if [ "${FP8GEMM_FORK_RUN_GPU:-0}" = 1 ]; then
   say "run: test_steps_gpu --gtest_filter='*99_fork_*' (FP8GEMM_FORK_RUN_GPU=1)"
   "$tests" --gtest_filter='*99_fork_*' --gtest_brief=1 || fail "the fork's GPU tests"
+  say "run: fp8gemm_bench --steps=99 --shapes=4096x4096x4096 (FP8GEMM_FORK_RUN_GPU=1)"
+  "$bench" --steps=99 --shapes=4096x4096x4096 || fail "the fork's benchmark"
 fi
 
 say "passed in $((SECONDS - started)) s"
