@@ -103,6 +103,10 @@ done
 [ ${#steps[@]} -gt 0 ] || fail "no step folder (steps/NN_name) in the copy"
 last="${steps[${#steps[@]}-1]}"
 case "$last" in 99_*) fail "the last step is already number 99 ($last): no free number for the fork" ;; esac
+# The commit the copy was made from: $FP8GEMM_GIT_COMMIT where the caller
+# knows it (a GPU machine's copy of the tree may carry a stale .git).
+commit="${FP8GEMM_GIT_COMMIT:-$(git -C "$source_dir" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
+say "source commit: $commit"
 say "steps: ${steps[*]}"
 say "cp -r steps/$last steps/99_fork"
 cp -r "$tree/steps/$last" "$tree/steps/99_fork" || fail "cp -r steps/$last steps/99_fork"
