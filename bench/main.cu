@@ -5,6 +5,8 @@
 //   fp8gemm --step 01 --m 1000 --n 17 --k 255 --check
 //                                one step on any problem, checked against FP64
 //   fp8gemm --list               the steps and what each accepts
+//   fp8gemm --list=json          the same and each step's must-run cases, as JSON
+//                                (committed as docs/steps.json; no GPU needed)
 //
 // Both modes run their cases through the benchmark's machinery
 // (bench/harness.h: CaseRunner, ProjectReporter): Google Benchmark cases,
@@ -45,7 +47,8 @@ constexpr int kExitUsage = 4;
 struct CommandLine {
   bool help = false;
   bool list = false;
-  std::string step;  // empty: the ladder (every step and cuBLASLt)
+  bool list_json = false;  // --list=json
+  std::string step;        // empty: the ladder (every step and cuBLASLt)
   Shape shape = kDefaultShape;
   ProblemOptions problem;
   bool check = false;
@@ -61,7 +64,9 @@ void print_usage() {
       "                            vs FP64; writes FILE (default %s)\n"
       "  fp8gemm --step S [options]   one step S (number or folder name, or cublaslt, cublaslt_fast);\n"
       "                            writes JSON only with --json FILE\n"
-      "  fp8gemm --list            the registered steps and what each accepts\n\n"
+      "  fp8gemm --list            the registered steps and what each accepts\n"
+      "  fp8gemm --list=json       the registry as JSON: each step's constraints, GPU and must-run\n"
+      "                            cases (docs/steps.json is this output)\n\n"
       "Options (for one step, or to change the ladder's problem):\n"
       "  --m M --n N --k K         shape (default 4096 each)\n"
       "  --format F                FP8 format of A, and of B unless --b-format: e4m3 (default), e5m2,\n"
@@ -123,8 +128,13 @@ void parse_command_line(int argc, char** argv, CommandLine* cmd) {
       return std::string(argv[++i]);
     };
     if (option == "--help" || option == "-h") cmd->help = true;
-    else if (option == "--list") cmd->list = true;
-    else if (option == "--check") cmd->check = true;
+    else if (option == "--list") {
+      cmd->list = true;
+      if (has_inline_value && value != "json") {
+        throw std::invalid_argument("--list takes no value, or =json; got '" + value + "'");
+      }
+      cmd->list_json = has_inline_value;
+    } else if (option == "--check") cmd->check = true;
     else if (option == "--fast-accum") cmd->fast_accumulation = true;
     else if (option == "--step") cmd->step = next_value();
     else if (option == "--m") cmd->shape.m = parse_integer(option, next_value(), 1);
@@ -132,6 +142,9 @@ void parse_command_line(int argc, char** argv, CommandLine* cmd) {
     else if (option == "--k") cmd->shape.k = parse_integer(option, next_value(), 1);
     else if (option == "--seed") cmd->problem.seed = static_cast<uint64_t>(parse_integer(option, next_value(), 0));
     else if (option == "--json") {
+      if (!has_inline_value && i + 1 >= argc) {
+        throw std::invalid_argument("--json needs a file (the registry as JSON is --list=json)");
+      }
       cmd->json_path = next_value();
       cmd->json_given = true;
     } else if (option == "--format" || option == "--b-format") {
@@ -222,10 +235,20 @@ void add_program_context(const CaseRunner& runner, const CommandLine& cmd) {
 // The three modes
 // -----------------------------------------------------------------------------
 
-int list_steps() {
+/// The registry: a table, or with `json` the JSON of steps_json() (docs/steps.json).
+int list_steps(bool json) {
+  if (json) {
+    std::fputs(steps_json(registered_steps(), refused_steps()).c_str(), stdout);
+    std::fflush(stdout);
+    return report_refused_steps("fp8gemm") > 0 ? kExitFailure : 0;
+  }
   std::vector<std::vector<std::string>> rows = {{"step", "what it is", "what it accepts"}};
   for (const StepInfo& step : registered_steps()) {
-    rows.push_back({step.folder, step.title, describe_constraints(step.constraints)});
+    std::string accepts = describe_constraints(step.constraints);
+    const int cc = step.required_compute_capability;
+    if (cc != 0) accepts += "; GPU of compute capability " + std::to_string(cc / 10) + "." + std::to_string(cc % 10);
+    accepts += "; must run " + std::to_string(step.must_run.size()) + " cases";
+    rows.push_back({step.folder, step.title, accepts});
   }
   rows.push_back({kCublasLtName, "cuBLASLt FP8 with its default accumulation (the baseline)",
                   "formats e4m3, e5m2 (not both e5m2); 16-byte aligned rows"});
@@ -334,7 +357,7 @@ int run(int argc, char** argv) {
     print_usage();
     return 0;
   }
-  if (cmd.list) return list_steps();
+  if (cmd.list) return list_steps(cmd.list_json);
   const bool is_cublaslt = cmd.step == kCublasLtName || cmd.step == kCublasLtFastName;
   if (!cmd.step.empty() && !is_cublaslt && find_step(cmd.step) == nullptr) {
     std::fprintf(stderr, "fp8gemm: no step '%s' (fp8gemm --list shows them)\n", cmd.step.c_str());

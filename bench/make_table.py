@@ -32,6 +32,10 @@ a value with spaces is quoted ("..."). Kinds and their keys:
             Nsight Compute counters (steps/profile_counters.sh, step,m,n,k,metric,unit,value):
             a row per metric, a column per step and shape. columns= is another name for
             metrics=; a CSV without metric and value columns prints its columns= as they are
+  constraints json=FILE
+            what each registered step accepts, from the registry's JSON (`fp8gemm --list=json`,
+            committed as docs/steps.json): a row per step with its M, N, K rules, row
+            alignment, formats, outputs, GPU, accumulation and must-run cases
 
 A step is named by its folder (05_matrix_cores) or number (05); a step missing from the file
 gives dashes and a warning. Every table ends with `Source: <file>, commit <commit>, <gpu>.`
@@ -384,8 +388,75 @@ def counters_table(keys):
     return markdown_table(header, body, "l" + "r" * len(columns)) + source
 
 
+FORMAT_ORDER = ["e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz"]
+OUTPUT_ORDER = ["bf16", "fp32"]
+ACCUMULATION_TEXT = {
+    "fp32": "FP32",
+    "tensor_core_promoted": "tensor cores, into FP32 every 128 of K",
+    "tensor_core_fast": "tensor cores",
+}
+MUST_RUN_SHAPES = ["4096x4096x4096", "64x2112x7168"]  # what every step must run (registry.h)
+
+
+def must_run_text(step, formats, outputs, mixed):
+    """'4096 × 4096 × 4096 and 64 × 2112 × 7168 with every format pair and output it accepts: 64 cases';
+    other shapes, and those with fewer cases than the constraints accept, say how many they have."""
+    cases = step.get("must_run", [])
+    accepted = {(a, b, d) for a in formats for b in formats if mixed or a == b for d in outputs}
+    by_shape = {}
+    for c in cases:
+        by_shape.setdefault(f"{c['m']}x{c['n']}x{c['k']}", set()).add((c["a_format"], c["b_format"], c["d_type"]))
+    complete = [s for s in MUST_RUN_SHAPES if accepted and by_shape.get(s, set()) >= accepted]
+    parts = []
+    if complete:
+        parts.append(" and ".join(shape_text(s) for s in complete) + " with every format pair and output it accepts")
+    for shape, combos in by_shape.items():
+        if shape not in complete:
+            parts.append(f"{shape_text(shape)}: {len(combos)} case{'' if len(combos) == 1 else 's'}")
+    if not parts:
+        return DASH
+    return "; ".join(parts) + f": {len(cases)} cases"
+
+
+def constraints_table(keys):
+    """What each registered step accepts, from the registry's JSON (fp8gemm --list=json)."""
+    name, path = one_file(keys, "json")
+    with open(path) as f:
+        data = json.load(f)
+    steps = data.get("steps")
+    if not steps:
+        raise TableError(f"no steps in {name}")
+    if data.get("refused"):
+        raise TableError(f"{name} records refused steps (two folders with one number?): {'; '.join(data['refused'])}")
+    header = ["step", "M, N, K", "rows of A, B, D", "A / B formats", "D", "GPU", "sums in", "must run"]
+    body = []
+    for step in steps:
+        c = step["constraints"]
+        multiples = [f"{d} % {c[key]} == 0"
+                     for d, key in (("M", "m_multiple"), ("N", "n_multiple"), ("K", "k_multiple")) if c[key] > 1]
+        align = c["operand_alignment_bytes"]
+        formats = [f for f in FORMAT_ORDER if f in c["formats"]]
+        outputs = [d for d in OUTPUT_ORDER if d in c["outputs"]]
+        pairs = "" if len(formats) < 2 else " (any pair)" if c["mixed_formats"] else " (A and B alike)"
+        capability = step.get("required_compute_capability", 0)
+        gpu = ("any CUDA GPU it is built for" if capability == 0
+               else f"compute capability {capability // 10}.{capability % 10} only")
+        body.append([
+            step["folder"],
+            "; ".join(multiples) if multiples else "any ≥ 1",
+            f"{align}-byte aligned" if align > 1 else "any",
+            ", ".join(formats) + pairs if formats else DASH,
+            ", ".join(outputs) if outputs else DASH,
+            gpu,
+            ACCUMULATION_TEXT.get(step["accumulation"], step["accumulation"]),
+            must_run_text(step, formats, outputs, c["mixed_formats"]),
+        ])
+    source = f"Source: {name}, the step registry as `build/bench/fp8gemm --list=json` prints it."
+    return markdown_table(header, body, "l" * len(header)) + ["", source]
+
+
 KINDS = {"ladder": ladder_table, "shapes": shapes_table, "fast": fast_table, "sweep": sweep_table,
-         "counters": counters_table}
+         "counters": counters_table, "constraints": constraints_table}
 
 
 def generate(spec):

@@ -15,6 +15,7 @@
 #include "common/device/dispatch.h"
 #include "common/device/fp8_convert.h"
 #include "common/fp8/fp8.h"
+#include "support/require_gpu.h"
 
 namespace fp8gemm {
 namespace {
@@ -41,8 +42,7 @@ __global__ void decode_kernel(const uint32_t* words, float* out, int* used_hardw
 class Fp8ConvertGpuTest : public ::testing::TestWithParam<Fp8Format> {
  protected:
   void SetUp() override {
-    std::string reason;
-    if (!cuda_device_available(&reason)) GTEST_SKIP() << reason;
+    if (!test_support::require_gpu_or_skip()) return;  // or fail, with FP8GEMM_REQUIRE_GPU=1
   }
 };
 
@@ -96,13 +96,12 @@ INSTANTIATE_TEST_SUITE_P(AllFormats, Fp8ConvertGpuTest,
 // a silent fall back to the software codec would pass the test above and
 // cost the GEMM steps a large part of their speed.
 TEST(Fp8ConvertGpu, OcpFormatsUseTheConversionInstructionOnSm89AndNewer) {
-  std::string reason;
-  if (!cuda_device_available(&reason)) GTEST_SKIP() << reason;
+  if (!test_support::require_gpu_or_skip()) return;  // or fail, with FP8GEMM_REQUIRE_GPU=1
   int device = 0, major = 0, minor = 0;
   FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
   FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  if (major * 10 + minor < 89) {
+  if (major * 10 + minor < 89) {  // the GPU works but lacks the instruction: a skip, even with FP8GEMM_REQUIRE_GPU=1
     GTEST_SKIP() << "compute capability " << major << "." << minor << " has no FP8 conversion instruction";
   }
 

@@ -1,7 +1,10 @@
 // quantize_on_gpu() must equal the host quantize() bit for bit: the same codes
 // and the same scales, for every format, granularity and shape (ragged ones,
-// ld > cols, more rows than a grid has blocks in y). Needs a CUDA device;
-// skipped, with the reason, where there is none.
+// ld > cols, more rows than a grid has blocks in y), tiny groups (scales below
+// the smallest normal float) included; and it must reject a NaN or an
+// infinity with the host's message, naming the same first element, without
+// writing any code. Needs a CUDA device; skipped, with the reason, where there
+// is none.
 #include <gtest/gtest.h>
 
 #include "support/cuda_stream.h"
@@ -39,21 +42,21 @@ struct Shape {
 };
 
 // Random values whose magnitudes span 2^-24 .. 2^0 within a row, times a row
-// factor 2^-10 .. 2^10, with about one element in 200 replaced by NaN, +-0 or
-// a float subnormal. The padding between cols and ld holds 1e30 and NaN,
-// which must never be read.
-std::vector<float> random_matrix(const Shape& s, std::mt19937_64& rng) {
+// factor 2^-10 .. 2^10 (times `factor`), with about one element in 200
+// replaced by +-0 or a float subnormal. The padding between cols and ld holds
+// 1e30 and NaN, which must never be read (a NaN read would be an error).
+std::vector<float> random_matrix(const Shape& s, std::mt19937_64& rng, float factor = 1.0f) {
   std::uniform_real_distribution<float> row_exponent(-10.0f, 10.0f);
   std::uniform_real_distribution<float> element_exponent(-24.0f, 0.0f);
-  const float specials[] = {kNaN, 0.0f, -0.0f, std::numeric_limits<float>::denorm_min(), -1e-40f};
+  const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::denorm_min(), -1e-40f};
   std::vector<float> x(static_cast<size_t>((s.rows - 1) * s.ld + s.cols));
   for (int64_t r = 0; r < s.rows; ++r) {
     const float row_factor = std::exp2(row_exponent(rng));
     for (int64_t c = 0; c < s.cols; ++c) {
       const uint64_t draw = rng();
-      float v = std::exp2(element_exponent(rng)) * row_factor;
+      float v = std::exp2(element_exponent(rng)) * row_factor * factor;
       if (draw % 2 == 1) v = -v;
-      if (draw % 200 == 0) v = specials[(draw >> 8) % 5];
+      if (draw % 200 == 0) v = specials[(draw >> 8) % 4];
       x[r * s.ld + c] = v;
     }
     for (int64_t c = s.cols; c < s.ld && r + 1 < s.rows; ++c) x[r * s.ld + c] = (c % 2) ? kNaN : 1e30f;
@@ -175,7 +178,7 @@ class QuantizeOnGpu : public ::testing::TestWithParam<GpuCase> {
  protected:
   void SetUp() override {
     std::string reason;
-    if (!cuda_device_available(&reason)) GTEST_SKIP() << reason;
+    if (!test_support::require_gpu_or_skip(&reason)) return;  // or fail, with FP8GEMM_REQUIRE_GPU=1
   }
 };
 
@@ -189,20 +192,78 @@ TEST_P(QuantizeOnGpu, CodesAndScalesEqualTheHostBitForBit) {
   }
 }
 
-TEST_P(QuantizeOnGpu, InfinitiesGiveTheSameUnitScalesAndOverflowCodesAsTheHost) {
+// Groups whose amax / max is below the smallest normal float get subnormal
+// scales (dequant_scale_from_amax): the amax is computed from integers on
+// both sides and the division x / s is IEEE's with subnormals on both, so the
+// results must still be bit-identical. A factor of 2^-125 puts most groups in
+// the tiny range and some near its boundary, 2^-135 puts every group there;
+// many elements are float subnormals or round to 0.
+TEST_P(QuantizeOnGpu, TinyGroupsGiveTheSameSubnormalScalesAndCodesAsTheHost) {
   const GpuCase c = GetParam();
   std::mt19937_64 rng(run_seed() + 2);
   for (const Shape& shape : kShapes) {
     SCOPED_TRACE(shape_name(shape));
-    std::vector<float> x = random_matrix(shape, rng);
-    // One infinity in the first element and one in the last: the groups that
-    // hold them get s = 1, the others keep their amax.
-    x.front() = kInf;
-    x.back() = -kInf;
-    for (Fp8Overflow overflow : {Fp8Overflow::kSaturate, Fp8Overflow::kNoSaturate}) {
-      SCOPED_TRACE(overflow == Fp8Overflow::kSaturate ? "saturate" : "no saturate");
-      expect_gpu_equals_host(x, shape, c.format, c.granularity, overflow);
+    for (float factor : {0x1p-125f, 0x1p-135f}) {
+      SCOPED_TRACE("factor " + std::to_string(std::log2(factor)));
+      const std::vector<float> x = random_matrix(shape, rng, factor);
+      for (Fp8Overflow overflow : {Fp8Overflow::kSaturate, Fp8Overflow::kNoSaturate}) {
+        SCOPED_TRACE(overflow == Fp8Overflow::kSaturate ? "saturate" : "no saturate");
+        expect_gpu_equals_host(x, shape, c.format, c.granularity, overflow);
+      }
     }
+  }
+}
+
+// A NaN or an infinity: kInvalidArgument with the host's message (same rule,
+// same first element in row-major order, same value), and not a code written.
+// Several non-finite elements, in different blocks of the amax grid, so that
+// the first one has to be found among them.
+TEST_P(QuantizeOnGpu, NonFiniteInputIsRejectedWithTheHostsMessage) {
+  const GpuCase c = GetParam();
+  std::mt19937_64 rng(run_seed() + 3);
+  for (const Shape& shape : kShapes) {
+    SCOPED_TRACE(shape_name(shape));
+    std::vector<float> x = random_matrix(shape, rng);
+    const int64_t first_row = shape.rows / 2, first_col = shape.cols / 2;
+    auto at = [&](int64_t r, int64_t col) -> float& { return x[r * shape.ld + col]; };
+    at(shape.rows - 1, shape.cols - 1) = kNaN;
+    at(shape.rows - 1, 0) = -kInf;
+    if (first_col + 1 < shape.cols) at(first_row, shape.cols - 1) = kNaN;
+    if (first_row + 1 < shape.rows) at(first_row + 1, 0) = kInf;
+    if (first_row + 1 < shape.rows) at(first_row + 1, first_col) = kNaN;  // same column, same amax tile
+    at(first_row, first_col) = -kInf;
+
+    QuantizedMatrix unused;
+    const Status host = try_quantize(x.data(), shape.rows, shape.cols, shape.ld, c.format, c.granularity, &unused);
+    ASSERT_EQ(host.code, StatusCode::kInvalidArgument);
+    ASSERT_EQ(host.message, non_finite_input_error(first_row, first_col, -kInf).message);
+
+    const size_t code_count = static_cast<size_t>(shape.rows * shape.cols);
+    const size_t scale_total = static_cast<size_t>(scale_count(shape.rows, shape.cols, c.granularity));
+    DeviceBuffer<float> device_x(x.size());
+    DeviceBuffer<uint8_t> codes(code_count);
+    DeviceBuffer<float> scales(scale_total);
+    FP8GEMM_CUDA_CHECK(cudaMemcpy(device_x.get(), x.data(), device_x.bytes(), cudaMemcpyHostToDevice));
+    FP8GEMM_CUDA_CHECK(cudaMemset(codes.get(), kGuardByte, codes.bytes()));
+    Stream stream;
+    const Status gpu = quantize_on_gpu(device_x.get(), shape.rows, shape.cols, shape.ld, c.format, c.granularity,
+                                       codes.get(), scales.get(), stream.get());
+    EXPECT_EQ(gpu.code, StatusCode::kInvalidArgument) << status_code_name(gpu.code) << ": " << gpu.message;
+    EXPECT_EQ(gpu.message, "quantize_on_gpu: " + host.message);
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    std::vector<uint8_t> after(code_count);
+    FP8GEMM_CUDA_CHECK(cudaMemcpy(after.data(), codes.get(), codes.bytes(), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < code_count; ++i) ASSERT_EQ(after[i], kGuardByte) << "code " << i << " was written";
+
+    // The error leaves nothing behind that spoils the next call (the stream,
+    // the memory pool): the same input made finite quantizes as on the host.
+    at(shape.rows - 1, shape.cols - 1) = 1.0f;
+    at(shape.rows - 1, 0) = 1.0f;
+    if (first_col + 1 < shape.cols) at(first_row, shape.cols - 1) = 1.0f;
+    if (first_row + 1 < shape.rows) at(first_row + 1, 0) = 1.0f;
+    if (first_row + 1 < shape.rows) at(first_row + 1, first_col) = 1.0f;
+    at(first_row, first_col) = 1.0f;
+    expect_gpu_equals_host(x, shape, c.format, c.granularity, Fp8Overflow::kSaturate);
   }
 }
 

@@ -5,15 +5,25 @@
 // kNotSupported with the message that names the constraint and leaves D
 // untouched. Tests are named <step folder>_<M>x<N>x<K>[_<formats>][_fp32].
 //
+// Must-run cases (StepInfo::must_run: 4096^3 and 64x2112x7168 with every
+// format pair and output a step's constraints accept) are run by MustRunTest,
+// and by MustRunFastAccumulationTest for the tensor-core steps: there, and in
+// every other test whose case is a must-run case of the step, a refusal is a
+// failure.
+//
 // Inputs are fresh random normals in every run (the seed is printed; set
 // FP8GEMM_TEST_SEED to replay it) and are made once per shape: every step and
 // output type of a shape sees the same inputs and the same reference. Large
 // shapes are compared on 256 rows of D; the NaN poison and the guard band are
 // checked on all of it.
+//
+// Without a usable GPU every test skips, saying why; with FP8GEMM_REQUIRE_GPU=1
+// it fails instead. A step whose StepInfo::required_compute_capability this GPU
+// lacks (a Hopper step elsewhere) is skipped in both modes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <ostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,16 +32,21 @@
 #include "common/api/registry.h"
 #include "common/check/reference.h"
 #include "support/check_result.h"
-#include "support/cuda_stream.h"
 #include "support/device_matrices.h"
 #include "support/random_problem.h"
+#include "support/step_test.h"
 
 namespace fp8gemm {
 namespace {
 
-using test_support::GuardedOutput;
+using test_support::every_step_with;
+using test_support::Layout;
 using test_support::OutputSnapshot;
 using test_support::ProblemShape;
+using test_support::Refusal;
+using test_support::step_case_name;
+using test_support::StepCase;
+using test_support::StepTest;
 
 constexpr Fp8Format kE4M3 = Fp8Format::kE4M3;
 constexpr Fp8Format kE5M2 = Fp8Format::kE5M2;
@@ -44,45 +59,24 @@ constexpr OutputType kFP32 = OutputType::kFP32;
 // The cases
 // -----------------------------------------------------------------------------
 
-// One GEMM a step is asked to compute.
-struct GemmCase {
-  ProblemShape shape;
-  OutputType d_type = kBF16;
-};
-
-bool operator==(const GemmCase& x, const GemmCase& y) {
-  return x.shape.m == y.shape.m && x.shape.n == y.shape.n && x.shape.k == y.shape.k &&
-         x.shape.a_format == y.shape.a_format && x.shape.b_format == y.shape.b_format && x.d_type == y.d_type;
-}
-
-// "4097x17x255", then "_e5m2_e4m3" unless both formats are e4m3, then "_fp32" for FP32 output.
-std::string case_name(const GemmCase& c) {
-  const ProblemShape& s = c.shape;
-  std::string name = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-  if (s.a_format != kE4M3 || s.b_format != kE4M3) {
-    name += std::string("_") + fp8_name(s.a_format) + "_" + fp8_name(s.b_format);
-  }
-  if (c.d_type == kFP32) name += "_fp32";
-  return name;
-}
-
 // Adds a case unless it is already listed (the decode and DeepSeek-V3 lists overlap).
 class CaseList {
  public:
   void add(int64_t m, int64_t n, int64_t k, OutputType d_type = kBF16, Fp8Format a = kE4M3, Fp8Format b = kE4M3) {
-    const GemmCase c{ProblemShape{m, n, k, a, b}, d_type};
-    if (std::find(cases_.begin(), cases_.end(), c) == cases_.end()) cases_.push_back(c);
+    const GemmShape c{m, n, k, a, b, d_type};
+    const auto same = [&](const GemmShape& listed) { return same_gemm_shape(listed, c); };
+    if (std::none_of(cases_.begin(), cases_.end(), same)) cases_.push_back(c);
   }
-  const std::vector<GemmCase>& cases() const { return cases_; }
+  const std::vector<GemmShape>& cases() const { return cases_; }
 
  private:
-  std::vector<GemmCase> cases_;
+  std::vector<GemmShape> cases_;
 };
 
 // The suite's shapes: squares, ragged, decode, DeepSeek-V3. Sized so that one step's run stays around a
 // minute on an H200 with a 16-core host (the reference of each shape is
 // computed once, for the first step).
-std::vector<GemmCase> suite_cases() {
+std::vector<GemmShape> suite_cases() {
   CaseList list;
   // Squares.
   for (int64_t s : {128, 256, 1024, 2048, 4096}) list.add(s, s, s);
@@ -131,29 +125,22 @@ std::vector<GemmCase> suite_cases() {
 }
 
 // Cases run with leading dimensions larger than the matrices.
-std::vector<GemmCase> padded_layout_cases() {
-  return {{{17, 255, 1000}, kBF16}, {{17, 255, 1000}, kFP32}, {{256, 512, 1024}, kBF16}};
+std::vector<GemmShape> padded_layout_cases() {
+  return {{17, 255, 1000, kE4M3, kE4M3, kBF16}, {17, 255, 1000, kE4M3, kE4M3, kFP32}, {256, 512, 1024}};
 }
 
 // Cases run with GemmArgs::fast_accumulation set.
-std::vector<GemmCase> fast_accumulation_cases() { return {{{64, 2112, 7168}, kFP32}, {{128, 7168, 16384}, kFP32}}; }
-
-// A step and a case; the parameter of every test below.
-struct StepCase {
-  StepInfo step;
-  GemmCase gemm;
-};
-
-void PrintTo(const StepCase& c, std::ostream* out) { *out << c.step.folder << " " << case_name(c.gemm); }
-
-std::string step_case_name(const ::testing::TestParamInfo<StepCase>& info) {
-  return info.param.step.folder + "_" + case_name(info.param.gemm);
+std::vector<GemmShape> fast_accumulation_cases() {
+  return {{64, 2112, 7168, kE4M3, kE4M3, kFP32}, {128, 7168, 16384, kE4M3, kE4M3, kFP32}};
 }
 
-std::vector<StepCase> every_step_with(const std::vector<GemmCase>& cases) {
+// Every step with each of its must-run cases; with `tensor_cores_only`, only
+// the steps for which fast accumulation changes what they compute.
+std::vector<StepCase> every_must_run_case(bool tensor_cores_only) {
   std::vector<StepCase> all;
   for (const StepInfo& step : registered_steps()) {
-    for (const GemmCase& c : cases) all.push_back({step, c});
+    if (tensor_cores_only && !uses_tensor_cores(step)) continue;
+    for (const GemmShape& c : step.must_run) all.push_back({step, c});
   }
   return all;
 }
@@ -162,104 +149,77 @@ std::vector<StepCase> every_step_with(const std::vector<GemmCase>& cases) {
 // Running one case
 // -----------------------------------------------------------------------------
 
-struct Layout {
-  int64_t lda, ldb, ldd;
-};
-
-Layout tight_layout(const ProblemShape& s) { return {s.k, s.k, s.n}; }
-
-// Larger than needed, and still rows on 16-byte boundaries so that the
-// steps that need aligned rows take them.
-Layout padded_layout(const ProblemShape& s) {
-  const int64_t k16 = (s.k + 15) / 16 * 16;
-  const int64_t n8 = (s.n + 7) / 8 * 8;
-  return {k16 + 16, k16 + 32, n8 + 8};
-}
-
-using Stream = test_support::CudaStream;
-
 // Runs `step` on case `c` and checks the outcome (see the top of the file).
-void run_and_check(const StepInfo& step, const GemmCase& c, const Layout& layout, bool fast_accumulation) {
-  const ProblemShape& shape = c.shape;
+void run_and_check(const StepInfo& step, const GemmShape& c, const Layout& layout, bool fast_accumulation) {
+  const ProblemShape shape{c.m, c.n, c.k, c.a_format, c.b_format};
   const auto problem = test_support::referenced_problem(shape);
   const DeviceBuffer<uint8_t> a = test_support::upload_operand(*problem->a, layout.lda);
   const DeviceBuffer<uint8_t> b = test_support::upload_operand(*problem->b, layout.ldb);
-  GuardedOutput d(shape.m, shape.n, layout.ldd, c.d_type);
-  Stream stream;
-  d.poison(stream.get());
-
-  const GemmShape gemm_shape{shape.m, shape.n, shape.k, shape.a_format, shape.b_format, c.d_type};
-  const GemmBuffers buffers{a.get(), layout.lda, problem->a->scales[0], b.get(), layout.ldb, problem->b->scales[0],
-                            d.d(),   layout.ldd};
-  const GemmArgs args = make_gemm_args(gemm_shape, buffers, stream.get(), fast_accumulation);
-
-  const Status accepted = check_step_constraints(step, args);
-  const Status status = run_step(step, args);
-  FP8GEMM_CUDA_CHECK(cudaGetLastError());
-  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-  const OutputSnapshot out = d.download(stream.get());
-  EXPECT_TRUE(out.guard_untouched());
-
-  if (!accepted.ok()) {
-    // The step does not take this case: it must say so, say why, and leave D alone.
-    ASSERT_EQ(status.code, StatusCode::kNotSupported) << status_code_name(status.code) << ": " << status.message;
-    EXPECT_FALSE(status.message.empty());
-    EXPECT_EQ(status.message, accepted.message);
-    EXPECT_TRUE(out.nothing_written());
-    return;
-  }
-  ASSERT_TRUE(status.ok()) << step.folder << " refused a case that its constraints accept ("
-                           << describe_constraints(step.constraints) << "): " << status_code_name(status.code) << ": "
-                           << status.message;
-  EXPECT_TRUE(out.every_element_written());
-  EXPECT_TRUE(test_support::matches_reference(out, *problem, accumulation_of(step, fast_accumulation)));
+  const test_support::DeviceOperands operands{a.get(), layout.lda, problem->a->scales[0],
+                                              b.get(), layout.ldb, problem->b->scales[0]};
+  const Refusal refusal = test_support::is_must_run(step, c) ? Refusal::kFailure : Refusal::kAllowed;
+  std::optional<OutputSnapshot> out;
+  test_support::run_step_checked(step, c, operands, layout.ldd, fast_accumulation, refusal, &out);
+  if (!out) return;  // refused as allowed, or failed (reported)
+  EXPECT_TRUE(test_support::matches_reference(*out, *problem, accumulation_of(step, fast_accumulation)));
 }
 
 // -----------------------------------------------------------------------------
 // The tests
 // -----------------------------------------------------------------------------
 
-class GpuStepTest : public ::testing::TestWithParam<StepCase> {
- protected:
-  void SetUp() override {
-    std::string reason;
-    if (!cuda_device_available(&reason)) GTEST_SKIP() << reason;
-    test_support::record_run_seed();
-  }
-};
-
-class StepShapeTest : public GpuStepTest {};
+class StepShapeTest : public StepTest {};
 
 TEST_P(StepShapeTest, MatchesTheReferenceOrRefusesWithTheConstraintNamed) {
   const StepCase& c = GetParam();
-  run_and_check(c.step, c.gemm, tight_layout(c.gemm.shape), /*fast_accumulation=*/false);
+  run_and_check(c.step, c.gemm, test_support::tight_layout(c.gemm), /*fast_accumulation=*/false);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryStep, StepShapeTest, ::testing::ValuesIn(every_step_with(suite_cases())), step_case_name);
 
-class PaddedLayoutTest : public GpuStepTest {};
+class PaddedLayoutTest : public StepTest {};
 
 TEST_P(PaddedLayoutTest, HonoursLeadingDimensionsLargerThanTheMatrices) {
   const StepCase& c = GetParam();
-  run_and_check(c.step, c.gemm, padded_layout(c.gemm.shape), /*fast_accumulation=*/false);
+  run_and_check(c.step, c.gemm, test_support::padded_layout(c.gemm), /*fast_accumulation=*/false);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryStep, PaddedLayoutTest, ::testing::ValuesIn(every_step_with(padded_layout_cases())),
                          [](const ::testing::TestParamInfo<StepCase>& info) {
-                           const Layout l = padded_layout(info.param.gemm.shape);
-                           return step_case_name(info) + "_lda" + std::to_string(l.lda) + "_ldb" +
-                                  std::to_string(l.ldb) + "_ldd" + std::to_string(l.ldd);
+                           return step_case_name(info) +
+                                  test_support::layout_suffix(test_support::padded_layout(info.param.gemm));
                          });
 
-class FastAccumulationTest : public GpuStepTest {};
+class FastAccumulationTest : public StepTest {};
 
 TEST_P(FastAccumulationTest, StaysWithinTheFastAccumulationBound) {
   const StepCase& c = GetParam();
-  run_and_check(c.step, c.gemm, tight_layout(c.gemm.shape), /*fast_accumulation=*/true);
+  run_and_check(c.step, c.gemm, test_support::tight_layout(c.gemm), /*fast_accumulation=*/true);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryStep, FastAccumulationTest,
                          ::testing::ValuesIn(every_step_with(fast_accumulation_cases())), step_case_name);
+
+// The cases each step must run (StepInfo::must_run): a refusal is a failure.
+class MustRunTest : public StepTest {};
+
+TEST_P(MustRunTest, RunsItAndMatchesTheReference) {
+  const StepCase& c = GetParam();
+  run_and_check(c.step, c.gemm, test_support::tight_layout(c.gemm), /*fast_accumulation=*/false);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryStep, MustRunTest, ::testing::ValuesIn(every_must_run_case(false)), step_case_name);
+
+// The same with fast accumulation, for the steps it changes (tensor cores).
+class MustRunFastAccumulationTest : public StepTest {};
+
+TEST_P(MustRunFastAccumulationTest, RunsItWithinTheFastAccumulationBound) {
+  const StepCase& c = GetParam();
+  run_and_check(c.step, c.gemm, test_support::tight_layout(c.gemm), /*fast_accumulation=*/true);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryStep, MustRunFastAccumulationTest, ::testing::ValuesIn(every_must_run_case(true)),
+                         step_case_name);
 
 }  // namespace
 }  // namespace fp8gemm

@@ -27,4 +27,18 @@ bool cuda_device_available(std::string* reason) {
   return true;
 }
 
+int cuda_compute_capability(std::string* reason) {
+  int device = 0, major = 0, minor = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // clear the error of the failed query
+    if (reason != nullptr)
+      *reason = std::string("cannot read the GPU's compute capability: ") + cudaGetErrorString(err);
+    return -1;
+  }
+  return major * 10 + minor;
+}
+
 }  // namespace fp8gemm

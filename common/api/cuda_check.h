@@ -24,6 +24,11 @@ void cuda_check(cudaError_t err, const char* call, const char* file, int line);
 /// given) says why, e.g. "no CUDA driver on this machine".
 bool cuda_device_available(std::string* reason = nullptr);
 
+/// The compute capability of the current CUDA device as major * 10 + minor
+/// (90 for an H100 or H200), or -1 when it cannot be read; then `reason` (if
+/// given) says why.
+int cuda_compute_capability(std::string* reason = nullptr);
+
 /// An owning array of `count` T in device memory (cudaMalloc / cudaFree).
 template <typename T>
 class DeviceBuffer {

@@ -63,6 +63,23 @@ Status validate_gemm_args(const GemmArgs& args) {
     msg << "a_scale and b_scale must be finite, got " << args.a_scale << " and " << args.b_scale;
     return invalid(msg.str());
   }
+  // Every step multiplies its sums by a_scale * b_scale in FP32
+  // (docs/tolerances.md): that product must be a finite normal float, or zero
+  // because a scale is zero. An overflow makes D infinite, and an underflow
+  // (a zero or subnormal product of non-zero scales) flushes D to zero or
+  // loses the relative precision the tolerance counts on.
+  const float scale_product = args.a_scale * args.b_scale;
+  if (!std::isfinite(scale_product)) {
+    msg << "a_scale * b_scale must be finite, got " << args.a_scale << " * " << args.b_scale << " = " << scale_product
+        << " in float";
+    return invalid(msg.str());
+  }
+  if (args.a_scale != 0.0f && args.b_scale != 0.0f &&
+      !(std::fabs(scale_product) >= std::numeric_limits<float>::min())) {
+    msg << "a_scale * b_scale must not underflow (|a_scale * b_scale| >= 2^-126 unless a scale is 0), got "
+        << args.a_scale << " * " << args.b_scale << " = " << scale_product << " in float";
+    return invalid(msg.str());
+  }
   return Status::success();
 }
 

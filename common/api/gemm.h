@@ -155,7 +155,8 @@ inline GemmArgs make_gemm_args(const GemmShape& shape, const GemmBuffers& buffer
 }
 
 /// Checks the API contract that every step shares: non-null pointers,
-/// M, N, K >= 1, lda/ldb >= K, ldd >= N, finite scales, and that the largest
+/// M, N, K >= 1, lda/ldb >= K, ldd >= N, finite scales whose product
+/// neither overflows nor underflows, and that the largest
 /// offset of each matrix fits in 63 bits. Returns kInvalidArgument with a
 /// message naming the first broken rule.
 Status validate_gemm_args(const GemmArgs& args);

@@ -14,6 +14,57 @@ Status not_supported(const std::string& message) { return Status::error(StatusCo
 
 }  // namespace
 
+std::vector<GemmShape> default_must_run(const StepConstraints& c) {
+  // The ladder's square and DeepSeek-V3's decode shape (M x N x K).
+  constexpr int64_t kShapes[][3] = {{4096, 4096, 4096}, {64, 2112, 7168}};
+  std::vector<GemmShape> cases;
+  for (const auto& s : kShapes) {
+    for (int a = 0; a < kNumFp8Formats; ++a) {
+      for (int b = 0; b < kNumFp8Formats; ++b) {
+        if ((c.formats >> a & 1u) == 0 || (c.formats >> b & 1u) == 0 || (a != b && !c.mixed_formats)) continue;
+        for (OutputType d : {OutputType::kBF16, OutputType::kFP32}) {
+          if ((c.outputs >> static_cast<int>(d) & 1u) == 0) continue;
+          cases.push_back(GemmShape{s[0], s[1], s[2], Fp8Format(a), Fp8Format(b), d});
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+bool same_gemm_shape(const GemmShape& x, const GemmShape& y) {
+  return x.m == y.m && x.n == y.n && x.k == y.k && x.a_format == y.a_format && x.b_format == y.b_format &&
+         x.d_type == y.d_type;
+}
+
+std::string gemm_shape_name(const GemmShape& s) {
+  std::string name = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+  if (s.a_format != Fp8Format::kE4M3 || s.b_format != Fp8Format::kE4M3) {
+    name += std::string("_") + fp8_name(s.a_format) + "_" + fp8_name(s.b_format);
+  }
+  if (s.d_type == OutputType::kFP32) name += "_fp32";
+  return name;
+}
+
+StepInfo make_step_info(int number, const std::string& folder, const std::string& title, StepLauncher launch,
+                        const StepConstraints& constraints, Accumulation accumulation, const StepOptions& options) {
+  StepInfo step;
+  step.number = number;
+  step.folder = folder;
+  step.title = title;
+  step.constraints = constraints;
+  step.launch = launch;
+  step.accumulation = accumulation;
+  step.must_run = default_must_run(constraints);
+  for (const GemmShape& extra : options.extra_must_run) {
+    const bool listed = std::any_of(step.must_run.begin(), step.must_run.end(),
+                                    [&](const GemmShape& listed_case) { return same_gemm_shape(listed_case, extra); });
+    if (!listed) step.must_run.push_back(extra);
+  }
+  step.required_compute_capability = options.required_compute_capability;
+  return step;
+}
+
 bool StepRegistry::add(const StepInfo& step) {
   for (const StepInfo& other : steps_) {
     if (other.number == step.number) {
@@ -122,6 +173,102 @@ std::string describe_constraints(const StepConstraints& c) {
   if (c.outputs & 1u) outputs += " bf16";
   if (c.outputs & 2u) outputs += (c.outputs & 1u) ? ", fp32" : " fp32";
   add(outputs);
+  return out.str();
+}
+
+const char* accumulation_name(Accumulation accumulation) {
+  switch (accumulation) {
+    case Accumulation::kFp32: return "fp32";
+    case Accumulation::kTensorCorePromoted: return "tensor_core_promoted";
+    case Accumulation::kTensorCoreFast: return "tensor_core_fast";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// A JSON string: quoted, with quotes, backslashes and control characters escaped.
+std::string json_string(const std::string& text) {
+  std::ostringstream out;
+  out << '"';
+  for (const char ch : text) {
+    const auto byte = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\') {
+      out << '\\' << ch;
+    } else if (byte < 0x20) {
+      static const char kHex[] = "0123456789abcdef";
+      out << "\\u00" << kHex[byte >> 4] << kHex[byte & 0xF];
+    } else {
+      out << ch;
+    }
+  }
+  out << '"';
+  return out.str();
+}
+
+// ["e4m3", "e5m2"]: the names of the set bits of `mask`, named by `name`.
+template <typename Name>
+std::string json_names(uint32_t mask, int count, Name name) {
+  std::string out = "[";
+  for (int i = 0; i < count; ++i) {
+    if ((mask >> i & 1u) == 0) continue;
+    if (out.size() > 1) out += ", ";
+    out += json_string(name(i));
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+std::string steps_json(const std::vector<StepInfo>& steps, const std::vector<std::string>& refusals) {
+  std::ostringstream out;
+  out << "{\n";
+  out << "  \"about\": "
+      << json_string(
+             "The step registry of fp8gemm, written by `build/bench/fp8gemm --list=json`. README.md's table "
+             "\"What each step accepts\" is generated from this file (python3 bench/make_table.py --update "
+             "README.md); the test docs/steps_json_matches_registry fails when it differs from the build's "
+             "registry.")
+      << ",\n";
+  out << "  \"steps\": [";
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const StepInfo& step = steps[i];
+    const StepConstraints& c = step.constraints;
+    out << (i == 0 ? "\n" : ",\n");
+    out << "    {\n";
+    out << "      \"number\": " << step.number << ",\n";
+    out << "      \"folder\": " << json_string(step.folder) << ",\n";
+    out << "      \"title\": " << json_string(step.title) << ",\n";
+    out << "      \"accumulation\": " << json_string(accumulation_name(step.accumulation)) << ",\n";
+    out << "      \"required_compute_capability\": " << step.required_compute_capability << ",\n";
+    out << "      \"constraints\": {\n";
+    out << "        \"m_multiple\": " << c.m_multiple << ",\n";
+    out << "        \"n_multiple\": " << c.n_multiple << ",\n";
+    out << "        \"k_multiple\": " << c.k_multiple << ",\n";
+    out << "        \"operand_alignment_bytes\": " << c.operand_alignment_bytes << ",\n";
+    out << "        \"formats\": "
+        << json_names(c.formats, kNumFp8Formats, [](int f) { return std::string(fp8_name(Fp8Format(f))); }) << ",\n";
+    out << "        \"mixed_formats\": " << (c.mixed_formats ? "true" : "false") << ",\n";
+    out << "        \"outputs\": "
+        << json_names(c.outputs, 2, [](int d) { return std::string(output_name(OutputType(d))); }) << "\n";
+    out << "      },\n";
+    out << "      \"accepts\": " << json_string(describe_constraints(c)) << ",\n";
+    out << "      \"must_run\": [";
+    for (size_t j = 0; j < step.must_run.size(); ++j) {
+      const GemmShape& s = step.must_run[j];
+      out << (j == 0 ? "\n" : ",\n");
+      out << "        {\"m\": " << s.m << ", \"n\": " << s.n << ", \"k\": " << s.k
+          << ", \"a_format\": " << json_string(fp8_name(s.a_format))
+          << ", \"b_format\": " << json_string(fp8_name(s.b_format))
+          << ", \"d_type\": " << json_string(output_name(s.d_type)) << "}";
+    }
+    out << (step.must_run.empty() ? "]\n" : "\n      ]\n");
+    out << "    }";
+  }
+  out << (steps.empty() ? "],\n" : "\n  ],\n");
+  out << "  \"refused\": [";
+  for (size_t i = 0; i < refusals.size(); ++i) out << (i == 0 ? "" : ", ") << json_string(refusals[i]);
+  out << "]\n}\n";
   return out.str();
 }
 

@@ -28,6 +28,23 @@ struct StepConstraints {
   uint32_t outputs = 0b11;
 };
 
+/// The cases every step must run, for each pair of formats (A, B) and each
+/// output type that `c` accepts: the ladder's 4096 x 4096 x 4096 and
+/// DeepSeek-V3's decode shape 64 x 2112 x 7168 (M x N x K), in this order,
+/// then A's format, B's format, D's type (formats in Fp8Format order; a pair
+/// of different formats only when c.mixed_formats). Derived from the formats
+/// and outputs alone: constraints that refuse one of these cases (say
+/// k_multiple = 2^40) make the step fail its must-run tests rather than
+/// shrink the list.
+std::vector<GemmShape> default_must_run(const StepConstraints& c);
+
+/// True when two GemmShapes are the same problem: sizes, formats and output type.
+bool same_gemm_shape(const GemmShape& x, const GemmShape& y);
+
+/// "4096x4096x4096", then "_e5m2_e4m3" unless both formats are e4m3, then
+/// "_fp32" for FP32 output: the name the GPU tests give a case.
+std::string gemm_shape_name(const GemmShape& shape);
+
 /// Launches the step's kernel on already-validated arguments. Returns
 /// kNotSupported if the GPU cannot run the step's code, kRuntimeError for
 /// other runtime errors.
@@ -45,7 +62,36 @@ struct StepInfo {
   /// 128 of K). A tensor-core step honours fast_accumulation (see
   /// accumulation_of()). It picks the tolerance of every check.
   Accumulation accumulation = Accumulation::kFp32;
+  /// The cases the step must run: its constraints must accept each one, and
+  /// the GPU tests fail (rather than accept a refusal) unless the step runs it
+  /// and passes the check. FP8GEMM_REGISTER_STEP fills it with
+  /// default_must_run(constraints), then StepOptions::extra_must_run;
+  /// tests/test_registry.cpp checks both rules for every registered step.
+  std::vector<GemmShape> must_run = {};
+  /// The GPU the step's code needs, as a compute capability major * 10 + minor
+  /// that the GPU must equal: 90 for sm_90a code (wgmma, setmaxnreg), which
+  /// runs on compute capability 9.0 and no other GPU. 0: any GPU the build
+  /// targets. On another GPU the launcher refuses with kNotSupported, and the
+  /// GPU tests skip the step, saying so (a skip even with FP8GEMM_REQUIRE_GPU=1).
+  int required_compute_capability = 0;
 };
+
+/// What a registration may state beyond FP8GEMM_REGISTER_STEP's four
+/// required arguments (its optional fifth).
+struct StepOptions {
+  /// StepInfo::required_compute_capability: 90 for a step built from sm_90a code.
+  int required_compute_capability = 0;
+  /// Cases the step must run beyond default_must_run(constraints), e.g. the
+  /// shape it was tuned for; they join StepInfo::must_run.
+  std::vector<GemmShape> extra_must_run = {};
+};
+
+/// The StepInfo of one registration (what FP8GEMM_REGISTER_STEP builds):
+/// the arguments as they are, must_run = default_must_run(constraints) followed
+/// by options.extra_must_run (repeats dropped), and the options' compute capability.
+StepInfo make_step_info(int number, const std::string& folder, const std::string& title, StepLauncher launch,
+                        const StepConstraints& constraints, Accumulation accumulation,
+                        const StepOptions& options = StepOptions{});
 
 /// How `step` sums when run with `fast_accumulation`: the tensor-core steps
 /// switch to kTensorCoreFast, the FP32 ones ignore the flag.
@@ -106,6 +152,17 @@ Status run_step(const StepInfo& step, const GemmArgs& args);
 /// Text of a step's constraints for tables, e.g. "K % 16 == 0; formats e4m3, e5m2".
 std::string describe_constraints(const StepConstraints& c);
 
+/// Short name of an accumulation: "fp32", "tensor_core_promoted", "tensor_core_fast".
+const char* accumulation_name(Accumulation accumulation);
+
+/// The registry as JSON, for machines (`fp8gemm --list=json`, committed as
+/// docs/steps.json, from which README.md's table of what each step accepts is
+/// generated): per step its number, folder, title, accumulation, required
+/// compute capability, constraints field by field, describe_constraints()'s
+/// text and its must-run cases; then the refusals. Deterministic: the same
+/// registry gives the same bytes.
+std::string steps_json(const std::vector<StepInfo>& steps, const std::vector<std::string>& refusals);
+
 }  // namespace fp8gemm
 
 /// Registers the step of this folder, at static-initialization time, from the
@@ -113,7 +170,12 @@ std::string describe_constraints(const StepConstraints& c);
 ///
 ///     FP8GEMM_REGISTER_STEP("naive: one thread per output", launch_naive, StepConstraints{},
 ///                           Accumulation::kFp32);
+///     FP8GEMM_REGISTER_STEP("wgmma: ...", launch_wgmma, kConstraints, Accumulation::kTensorCorePromoted,
+///                           StepOptions{/*required_compute_capability=*/90});
 ///
+/// The arguments are make_step_info()'s after the folder: title, launcher,
+/// constraints, accumulation and, optionally, StepOptions. The step's
+/// must-run cases are default_must_run(constraints) and the options' extras.
 /// The number and folder come from the folder's name: the build
 /// (fp8gemm_add_step in steps/CMakeLists.txt) defines FP8GEMM_STEP_NUMBER and
 /// FP8GEMM_STEP_FOLDER for the step's sources, so a copy of the folder under
@@ -126,8 +188,8 @@ std::string describe_constraints(const StepConstraints& c);
 #define FP8GEMM_REGISTER_STEP(...) \
   static_assert(false, "FP8GEMM_STEP_NUMBER/FP8GEMM_STEP_FOLDER undefined: build steps with fp8gemm_add_step()")
 #else
-#define FP8GEMM_REGISTER_STEP(title, launcher, constraints, accumulation)                \
-  [[maybe_unused]] static const bool fp8gemm_step_registered = ::fp8gemm::register_step( \
-      ::fp8gemm::StepInfo{FP8GEMM_STEP_NUMBER, FP8GEMM_STEP_FOLDER, title, constraints, launcher, accumulation})
+#define FP8GEMM_REGISTER_STEP(...)                             \
+  [[maybe_unused]] static const bool fp8gemm_step_registered = \
+      ::fp8gemm::register_step(::fp8gemm::make_step_info(FP8GEMM_STEP_NUMBER, FP8GEMM_STEP_FOLDER, __VA_ARGS__))
 #endif
 #endif

@@ -100,7 +100,9 @@ struct Tolerance {
   double s_coefficient = 0.0;  ///< Coefficient of S in the per-element bound (accumulation); may be infinite.
   double absolute = 0.0;       ///< Absolute slack for results in the subnormal range.
   double norm_relative = 0.0;  ///< Bound on ||D - R|| / ||R||.
-  double calc_diff = 0.0;      ///< Bound on calc_diff, implied by norm_relative.
+  /// The calc_diff that norm_relative implies (reported beside the metric,
+  /// not a pass criterion: a D within norm_relative cannot exceed it).
+  double calc_diff = 0.0;
 
   /// Largest |D - R| allowed where the reference is r and the absolute sum s.
   double element_bound(double r, double s) const;

@@ -1,6 +1,7 @@
 // Host quantization: the reference that quantize_on_gpu() must match bit for
-// bit. It is written for clarity, in three passes over the matrix: the amax of
-// every group, the scale of every group, then every element's code.
+// bit. It is written for clarity: a check that every element is finite, then
+// three passes over the matrix: the amax of every group, the scale of every
+// group, then every element's code.
 #include "common/fp8/quantize.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace fp8gemm {
 
@@ -55,10 +57,32 @@ Status validate_quantize_args(const float* x, int64_t rows, int64_t cols, int64_
   return Status::success();
 }
 
-QuantizedMatrix quantize(const float* x, int64_t rows, int64_t cols, int64_t ld, Fp8Format format,
-                         ScaleGranularity granularity, Fp8Overflow overflow) {
-  const Status status = validate_quantize_args(x, rows, cols, ld, format, granularity, overflow);
-  if (!status.ok()) throw std::invalid_argument("quantize: " + status.message);
+Status non_finite_input_error(int64_t row, int64_t col, float value) {
+  std::ostringstream msg;
+  msg << "every element of x must be finite (no NaN or infinity); the first that is not, in row-major order, is x["
+      << row << ", " << col << "] = " << (std::isnan(value) ? "nan" : (value > 0.0f ? "inf" : "-inf"));
+  return Status::error(StatusCode::kInvalidArgument, msg.str());
+}
+
+Status check_finite_input(const float* x, int64_t rows, int64_t cols, int64_t ld) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const float v = x[r * ld + c];
+      if (!std::isfinite(v)) return non_finite_input_error(r, c, v);
+    }
+  }
+  return Status::success();
+}
+
+Status try_quantize(const float* x, int64_t rows, int64_t cols, int64_t ld, Fp8Format format,
+                    ScaleGranularity granularity, QuantizedMatrix* out, Fp8Overflow overflow) {
+  Status status = validate_quantize_args(x, rows, cols, ld, format, granularity, overflow);
+  if (!status.ok()) return status;
+  if (out == nullptr) return Status::error(StatusCode::kInvalidArgument, "out must not be a null pointer");
+  // Pass 0: the input is finite (docs/quantization.md, "What quantization
+  // accepts"). After this no amax can be infinite or NaN.
+  status = check_finite_input(x, rows, cols, ld);
+  if (!status.ok()) return status;
 
   QuantizedMatrix q;
   q.rows = rows;
@@ -68,15 +92,12 @@ QuantizedMatrix quantize(const float* x, int64_t rows, int64_t cols, int64_t ld,
   q.codes.resize(static_cast<size_t>(rows * cols));
   q.scales.resize(static_cast<size_t>(scale_count(rows, cols, granularity)));
 
-  // Pass 1: the largest magnitude of each group. NaN is skipped, so that one
-  // NaN does not turn the scale of 128 (or all) elements into the fallback 1.
+  // Pass 1: the largest magnitude of each group.
   std::vector<float> amax(q.scales.size(), 0.0f);
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) {
-      const float v = x[r * ld + c];
-      if (std::isnan(v)) continue;
       float& group_amax = amax[scale_index(r, c, rows, cols, granularity)];
-      group_amax = std::max(group_amax, std::fabs(v));
+      group_amax = std::max(group_amax, std::fabs(x[r * ld + c]));
     }
   }
 
@@ -90,6 +111,15 @@ QuantizedMatrix quantize(const float* x, int64_t rows, int64_t cols, int64_t ld,
       q.codes[r * cols + c] = quantize_value(x[r * ld + c], scale, format, overflow);
     }
   }
+  *out = std::move(q);
+  return Status::success();
+}
+
+QuantizedMatrix quantize(const float* x, int64_t rows, int64_t cols, int64_t ld, Fp8Format format,
+                         ScaleGranularity granularity, Fp8Overflow overflow) {
+  QuantizedMatrix q;
+  const Status status = try_quantize(x, rows, cols, ld, format, granularity, &q, overflow);
+  if (!status.ok()) throw std::invalid_argument("quantize: " + status.message);
   return q;
 }
 

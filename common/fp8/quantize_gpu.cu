@@ -3,7 +3,11 @@
 //
 //   1. group_amax_kernel     each block reduces a tile that lies inside one
 //                            group and folds it into the group's amax with an
-//                            atomic max (scales[] holds amax bits meanwhile)
+//                            atomic max (scales[] holds amax bits meanwhile);
+//                            it also keeps the row-major index of the first
+//                            non-finite element, which the host reads back:
+//                            if there is one, nothing more runs and the call
+//                            returns non_finite_input_error() for it
 //   2. amax_to_scale_kernel  scales[i] = dequant_scale_from_amax(amax[i])
 //   3. encode_kernel         codes = quantize_value(x, scale of its group)
 //
@@ -55,24 +59,36 @@ __device__ uint32_t block_max(uint32_t value) {
 // Pass 1. Block (x, y) reduces the tiles of column group x whose first rows are
 // y * tile_rows, (y + gridDim.y) * tile_rows, ...
 //
-// The amax is kept as the bits of |v|: for non-negative floats (infinity
-// included) the order of the bit patterns as unsigned integers is the order of
-// the values, so the integer atomicMax computes a float maximum exactly.
-// amax_bits must be zero (the bits of +0.0) on entry.
+// The amax is kept as the bits of |v|: for non-negative finite floats the
+// order of the bit patterns as unsigned integers is the order of the values,
+// so the integer atomicMax computes a float maximum exactly. amax_bits must be
+// zero (the bits of +0.0) on entry. A NaN or an infinity (|v| bits >=
+// 0x7F800000) takes no part in the amax; instead its index r * cols + col is
+// folded into *first_non_finite with an atomic min, which must hold
+// kNoNonFinite on entry. The smallest index is the first in row-major order,
+// the element the host's check_finite_input() names.
+constexpr unsigned long long kNoNonFinite = ~0ull;
+
 __global__ void group_amax_kernel(const float* x, int64_t rows, int64_t cols, int64_t ld, ScaleGranularity g,
-                                  int tile_rows, uint32_t* amax_bits) {
+                                  int tile_rows, uint32_t* amax_bits, unsigned long long* first_non_finite) {
   const int64_t group_col = static_cast<int64_t>(blockIdx.x) * kQuantGroupSize;
   const int64_t col = group_col + threadIdx.x;
   for (int64_t tile_row = static_cast<int64_t>(blockIdx.y) * tile_rows; tile_row < rows;
        tile_row += static_cast<int64_t>(gridDim.y) * tile_rows) {
     uint32_t thread_max = 0;
+    unsigned long long thread_non_finite = kNoNonFinite;
     if (col < cols) {
       const int64_t row_end = min(tile_row + tile_rows, rows);
       for (int64_t r = tile_row; r < row_end; ++r) {
         const uint32_t magnitude = float_bits(x[r * ld + col]) & 0x7FFFFFFFu;
-        if (magnitude <= 0x7F800000u) thread_max = max(thread_max, magnitude);  // NaN is skipped
+        if (magnitude < 0x7F800000u) {
+          thread_max = max(thread_max, magnitude);
+        } else if (thread_non_finite == kNoNonFinite) {  // rows ascend: the first is this thread's smallest
+          thread_non_finite = static_cast<unsigned long long>(r * cols + col);
+        }
       }
     }
+    if (thread_non_finite != kNoNonFinite) atomicMin(first_non_finite, thread_non_finite);
     const uint32_t tile_max = block_max(thread_max);
     if (threadIdx.x == 0) atomicMax(&amax_bits[scale_index(tile_row, group_col, rows, cols, g)], tile_max);
   }
@@ -104,13 +120,38 @@ Status runtime_error(const char* what, cudaError_t err) {
                        std::string("quantize_on_gpu: ") + what + ": " + cudaGetErrorString(err));
 }
 
+// One unsigned long long on the device, from the stream's memory pool, freed
+// on `stream` when the object goes.
+class DeviceFlag {
+ public:
+  explicit DeviceFlag(cudaStream_t stream) : stream_(stream) {
+    error_ = cudaMallocAsync(reinterpret_cast<void**>(&ptr_), sizeof(unsigned long long), stream);
+    if (error_ != cudaSuccess) ptr_ = nullptr;
+  }
+  ~DeviceFlag() {
+    if (ptr_ != nullptr) cudaFreeAsync(ptr_, stream_);
+  }
+  DeviceFlag(const DeviceFlag&) = delete;
+  DeviceFlag& operator=(const DeviceFlag&) = delete;
+  unsigned long long* get() const { return ptr_; }
+  cudaError_t error() const { return error_; }
+
+ private:
+  cudaStream_t stream_;
+  unsigned long long* ptr_ = nullptr;
+  cudaError_t error_;
+};
+
+// The prefix every message of quantize_on_gpu() carries.
+Status with_prefix(const Status& status) { return Status::error(status.code, "quantize_on_gpu: " + status.message); }
+
 }  // namespace
 
 Status quantize_on_gpu(const float* x, int64_t rows, int64_t cols, int64_t ld, Fp8Format format,
                        ScaleGranularity granularity, uint8_t* codes, float* scales, cudaStream_t stream,
                        Fp8Overflow overflow) {
   Status status = validate_quantize_args(x, rows, cols, ld, format, granularity, overflow);
-  if (!status.ok()) return Status::error(status.code, "quantize_on_gpu: " + status.message);
+  if (!status.ok()) return with_prefix(status);
   if (codes == nullptr || scales == nullptr) {
     return Status::error(StatusCode::kInvalidArgument, "quantize_on_gpu: codes and scales must not be null pointers");
   }
@@ -121,16 +162,40 @@ Status quantize_on_gpu(const float* x, int64_t rows, int64_t cols, int64_t ld, F
   const int64_t count = scale_count(rows, cols, granularity);
   uint32_t* amax_bits = reinterpret_cast<uint32_t*>(scales);
 
-  // Pass 1: amax per group, accumulated from zero.
-  cudaError_t err = cudaMemsetAsync(scales, 0, static_cast<size_t>(count) * sizeof(float), stream);
+  // Pass 1: amax per group, accumulated from zero, and the first non-finite
+  // element, from "none".
+  const DeviceFlag first_non_finite(stream);
+  if (first_non_finite.error() != cudaSuccess) {
+    return runtime_error("cudaMallocAsync of the non-finite flag", first_non_finite.error());
+  }
+  cudaError_t err = cudaMemsetAsync(first_non_finite.get(), 0xFF, sizeof(unsigned long long), stream);
+  if (err != cudaSuccess) return runtime_error("cudaMemsetAsync of the non-finite flag", err);
+  err = cudaMemsetAsync(scales, 0, static_cast<size_t>(count) * sizeof(float), stream);
   if (err != cudaSuccess) return runtime_error("cudaMemsetAsync of the scales", err);
   const int tile_rows = amax_tile_rows(granularity);
   const int64_t row_tiles = (rows + tile_rows - 1) / tile_rows;
   const dim3 amax_grid(static_cast<unsigned>(column_groups),
                        static_cast<unsigned>(row_tiles < kMaxGridY ? row_tiles : kMaxGridY));
-  group_amax_kernel<<<amax_grid, kThreads, 0, stream>>>(x, rows, cols, ld, granularity, tile_rows, amax_bits);
+  group_amax_kernel<<<amax_grid, kThreads, 0, stream>>>(x, rows, cols, ld, granularity, tile_rows, amax_bits,
+                                                        first_non_finite.get());
   status = status_from_launch("quantize_on_gpu (group_amax_kernel)");
   if (!status.ok()) return status;
+
+  // The one wait: is x finite? If not, name its first non-finite element,
+  // read back from x, as the host does, and stop before any scale exists.
+  unsigned long long first = kNoNonFinite;
+  err = cudaMemcpyAsync(&first, first_non_finite.get(), sizeof(first), cudaMemcpyDeviceToHost, stream);
+  if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+  if (err != cudaSuccess) return runtime_error("reading back the non-finite flag", err);
+  if (first != kNoNonFinite) {
+    const int64_t row = static_cast<int64_t>(first / static_cast<unsigned long long>(cols));
+    const int64_t col = static_cast<int64_t>(first % static_cast<unsigned long long>(cols));
+    float value = 0.0f;
+    err = cudaMemcpyAsync(&value, x + row * ld + col, sizeof(value), cudaMemcpyDeviceToHost, stream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+    if (err != cudaSuccess) return runtime_error("reading back the first non-finite element", err);
+    return with_prefix(non_finite_input_error(row, col, value));
+  }
 
   // Pass 2: scales from amaxes. Few elements: a small grid-stride grid suffices.
   const int64_t scale_blocks = (count + kThreads - 1) / kThreads;

@@ -1,5 +1,8 @@
 // Registers this folder's step: its number and name come from the folder's
-// name (steps/CMakeLists.txt), so a copy of the folder is a new step.
+// name (steps/CMakeLists.txt), so a copy of the folder is a new step. It must
+// run 4096^3 and 64x2112x7168 with every format pair and output its
+// constraints accept (default_must_run in common/api/registry.h): the tests
+// fail if it refuses one.
 #include "common/api/registry.h"
 #include "naive.cuh"
 

@@ -1,5 +1,8 @@
 // Registers this folder's step: its number and name come from the folder's
-// name (steps/CMakeLists.txt), so a copy of the folder is a new step.
+// name (steps/CMakeLists.txt), so a copy of the folder is a new step. It must
+// run 4096^3 and 64x2112x7168 with every format pair and output its
+// constraints accept (default_must_run in common/api/registry.h): the tests
+// fail if it refuses one.
 #include "common/api/registry.h"
 #include "tma_warp_specialization_sm90a.cuh"
 
@@ -20,6 +23,9 @@ constexpr StepConstraints kConstraints{/*m_multiple=*/1,
 }  // namespace
 }  // namespace fp8gemm
 
+// wgmma and setmaxnreg exist on sm_90a only, whose code runs on compute
+// capability 9.0 and no other GPU.
 FP8GEMM_REGISTER_STEP("TMA + mbarrier ring + warp specialization: a producer warp feeds two wgmma warpgroups",
                       fp8gemm::launch_tma_warp_specialization, fp8gemm::kConstraints,
-                      fp8gemm::Accumulation::kTensorCorePromoted);
+                      fp8gemm::Accumulation::kTensorCorePromoted,
+                      fp8gemm::StepOptions{/*required_compute_capability=*/90});

@@ -6,6 +6,8 @@
 #include <cuda_runtime_api.h>
 
 #include "common/api/cuda_check.h"
+// Every GPU test makes a stream: its skip rule (FP8GEMM_REQUIRE_GPU) comes along.
+#include "support/require_gpu.h"
 
 namespace fp8gemm::test_support {
 
