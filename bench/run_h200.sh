@@ -7,7 +7,7 @@
 #
 # Stages (in this order, those listed in $STAGES; default: all):
 #   build   configure and build everything                      -> build.log
-#   test    the ctest suite but the fork test, in parallel       -> ctest.log, sweep_gpu.json
+#   test    the ctest suite but the fork test and the CPU mutants -> ctest.log, sweep_gpu.json
 #   fork    tests/fork/fork_step.sh with the fork's GPU tests run -> fork.log
 #   bench   fp8gemm_bench, every step and cuBLASLt, 22 shapes     -> bench.json, bench.log
 #   ladder  fp8gemm on 4096^3 with the FP64 check                 -> ladder.json, ladder.log
@@ -47,7 +47,7 @@ if has test; then
   # (every format pair at 4096^3) and the exact tests add an estimated 150 s.
   # The seeded random sweep (tests/test_sweep_gpu.cu) writes its tally to sweep_gpu.json.
   FP8GEMM_REQUIRE_GPU=1 FP8GEMM_SWEEP_OUT="$out/sweep_gpu.json" timeout --signal=INT --kill-after=10 540 \
-    ctest --test-dir "$build_dir" --output-on-failure -j 8 --timeout 200 -LE fork > "$out/ctest.log" 2>&1
+    ctest --test-dir "$build_dir" --output-on-failure -j 8 --timeout 200 -LE "fork|mutants" > "$out/ctest.log" 2>&1
   status=$?
   summary+=("ctest: exit $status after ${SECONDS}s: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -n 1)")
   summary+=("ctest: $(grep -cE '\(Skipped\)' "$out/ctest.log") tests skipped (FP8GEMM_REQUIRE_GPU=1: only for a GPU that lacks a step's architecture, or a missing tool)")

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/check/check.h"
 #include "common/device/output.h"
 #include "common/fp8/fp8.h"
 #include "common/fp8/quantize.h"
@@ -547,6 +548,61 @@ TEST(CheckTolerance, CatchesAKernelThatSkipsTheLastElementOfK) {
   const ToleranceCheck c = check_model(32, 48, 255, OutputType::kFP32, Rounding::kNearestEven, 254);
   EXPECT_FALSE(c.passed);
   EXPECT_GT(c.elements_over_bound, 0);
+}
+
+// -----------------------------------------------------------------------------
+// The rows a large check compares (common/check/check.h)
+// -----------------------------------------------------------------------------
+
+TEST(RowsToCheck, SmallProblemsCheckEveryRowInOrder) {
+  const std::vector<int64_t> rows = rows_to_check(300, 64, 64, 1);
+  ASSERT_EQ(rows.size(), 300u);
+  for (int64_t i = 0; i < 300; ++i) EXPECT_EQ(rows[static_cast<size_t>(i)], i);
+}
+
+TEST(RowsToCheck, LargeProblemsCheckTheFirstRowTheLastRowAndDistinctRowsBetween) {
+  const int64_t m = 4097;  // 4097 x 4096 x 4096 > kFullCheckLimit multiply-adds
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    const std::vector<int64_t> rows = rows_to_check(m, 4096, 4096, seed);
+    ASSERT_EQ(static_cast<int64_t>(rows.size()), kCheckedRows) << "seed " << seed;
+    EXPECT_EQ(rows.front(), 0) << "seed " << seed;
+    EXPECT_EQ(rows.back(), m - 1) << "seed " << seed << ": the last row, where a ragged M goes wrong";
+    for (size_t i = 1; i < rows.size(); ++i) EXPECT_LT(rows[i - 1], rows[i]) << "seed " << seed;
+  }
+}
+
+TEST(ReferenceOfRows, RowIOfTheResultIsRowRowsIOfTheFullReference) {
+  const int64_t m = 300, n = 24, k = 200;  // k > 128: two groups and two tiles of K
+  std::mt19937 engine(7);
+  std::normal_distribution<float> normal;
+  std::vector<float> a(m * k), b(n * k);
+  for (float& x : a) x = normal(engine);
+  for (float& x : b) x = normal(engine);
+  const QuantizedMatrix qa = quantize(a.data(), m, k, k, Fp8Format::kE4M3, ScaleGranularity::kGroup1x128);
+  const QuantizedMatrix qb = quantize(b.data(), n, k, k, Fp8Format::kE5M2, ScaleGranularity::kPerRow);
+  const std::vector<double> da = dequantize(qa), db = dequantize(qb);
+  const ReferenceProduct full = reference_gemm(da.data(), db.data(), m, n, k);
+  const std::vector<int64_t> rows = {0, 7, 150, 298, 299};
+  const ReferenceProduct some = reference_of_rows(qa, qb, rows);
+  EXPECT_EQ(some.rows, rows);
+  ASSERT_EQ(some.n, n);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      EXPECT_EQ(some.r(static_cast<int64_t>(i), j), full.r(rows[i], j)) << "row " << rows[i] << ", column " << j;
+      EXPECT_EQ(some.s(static_cast<int64_t>(i), j), full.s(rows[i], j)) << "row " << rows[i] << ", column " << j;
+    }
+  }
+}
+
+// check_tolerance bounds an element by S, the sum of |products|, not by |R|:
+// where the products cancel (R = 0) a correct kernel still has rounding error.
+TEST(CheckTolerance, AnElementWhoseProductsCancelIsBoundedByS) {
+  const Tolerance t = gemm_tolerance(OutputType::kFP32, 2, Accumulation::kFp32);
+  const std::vector<double> r = {4.0, 0.0}, s = {4.0, 2.0};
+  // Half the S term of element 1; the norm-relative error is then about u.
+  const std::vector<float> d = {4.0f, static_cast<float>(0.5 * t.s_coefficient * s[1])};
+  const ToleranceCheck c = check_tolerance(d.data(), r.data(), s.data(), 2, t);
+  EXPECT_TRUE(c.passed) << c.failure;
 }
 
 }  // namespace
