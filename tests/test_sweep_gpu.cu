@@ -77,6 +77,7 @@
 
 #include "common/api/cuda_check.h"
 #include "common/api/gemm.h"
+#include "common/api/json.h"
 #include "common/api/registry.h"
 #include "common/check/check.h"
 #include "support/check_result.h"
@@ -273,13 +274,6 @@ void draw_sizes(Draw& draw, ShapeClass c, GemmShape* g) {
   }
 }
 
-/// The rows of D that the check compares with the reference: as many as
-/// rows_to_check(m, n, k, seed) returns for any seed.
-int64_t checked_rows(int64_t m, int64_t n, int64_t k) {
-  const double multiply_adds = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  return (multiply_adds <= static_cast<double>(kFullCheckLimit) || m <= kCheckedRows) ? m : kCheckedRows;
-}
-
 /// True for the naive step, whose kernel is slow enough to need a cap of its own.
 bool is_naive_step(const StepInfo& step) { return step.number == 1 || step.folder.find("naive") != std::string::npos; }
 
@@ -288,7 +282,7 @@ bool is_naive_step(const StepInfo& step) { return step.number == 1 || step.folde
 bool within_caps(const StepInfo& step, const GemmShape& g) {
   if ((g.m + g.n) * g.k > kMaxOperandElements) return false;
   if (g.m * g.n > kMaxOutputElements) return false;
-  if (checked_rows(g.m, g.n, g.k) * g.n * g.k > kMaxReferenceMultiplyAdds) return false;
+  if (checked_row_count(g.m, g.n, g.k) * g.n * g.k > kMaxReferenceMultiplyAdds) return false;
   if (is_naive_step(step) && g.m * g.n * g.k > kMaxNaiveMultiplyAdds) return false;
   return true;
 }
@@ -411,7 +405,7 @@ std::vector<SweepCase> sweep_cases(const std::vector<StepInfo>& steps, uint64_t 
 /// tests): 320 cases of seed 352588420875452385 took 62.5 s, estimated 52.1 s.
 double estimated_seconds(const StepInfo& step, const SweepCase& c) {
   const double m = static_cast<double>(c.gemm.m), n = static_cast<double>(c.gemm.n), k = static_cast<double>(c.gemm.k);
-  const double rows = static_cast<double>(checked_rows(c.gemm.m, c.gemm.n, c.gemm.k));
+  const double rows = static_cast<double>(checked_row_count(c.gemm.m, c.gemm.n, c.gemm.k));
   const double inputs = 20e-9 * (m + n) * k;
   const double reference = 8e-9 * (rows + n) * k + 0.06e-9 * rows * n * k;
   const double output = 10e-9 * m * n;
@@ -507,27 +501,6 @@ std::string tally_line(uint64_t seed, int cases, const Tally& t) {
   return "sweep: seed " + std::to_string(seed) + ", " + std::to_string(cases) + " cases: " + std::to_string(t.pass) +
          " pass, " + std::to_string(t.refused) + " refused, " + std::to_string(t.wrong) + " wrong, " +
          std::to_string(t.crashed) + " crashed";
-}
-
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (const char ch : text) {
-    const auto byte = static_cast<unsigned char>(ch);
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (ch == '\n') {
-      out += "\\n";
-    } else if (byte < 0x20) {
-      static const char kHex[] = "0123456789abcdef";
-      out += "\\u00";
-      out += kHex[byte >> 4];
-      out += kHex[byte & 0xF];
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
 }
 
 std::string tally_json(const Tally& t) {
@@ -912,9 +885,9 @@ TEST(SweepCases, StayWithinTheirClassAndTheCaps) {
       EXPECT_TRUE(within_caps(*step, g)) << name;
       EXPECT_LE((g.m + g.n) * g.k, kMaxOperandElements) << name;
       EXPECT_LE(g.m * g.n, kMaxOutputElements) << name;
-      // checked_rows() is what the check will compare.
+      // checked_row_count() is what the check will compare.
       const int64_t rows = static_cast<int64_t>(rows_to_check(g.m, g.n, g.k, c.data_seed).size());
-      EXPECT_EQ(rows, checked_rows(g.m, g.n, g.k)) << name;
+      EXPECT_EQ(rows, checked_row_count(g.m, g.n, g.k)) << name;
       EXPECT_LE(rows * g.n * g.k, kMaxReferenceMultiplyAdds) << name;
       if (is_naive_step(*step)) EXPECT_LE(g.m * g.n * g.k, kMaxNaiveMultiplyAdds) << name;
       // The class's ranges (the registered steps round nothing up: multiples of 1).

@@ -1,5 +1,6 @@
 #include "common/api/registry.h"
 
+#include "common/api/json.h"
 #include "common/device/launch.h"
 
 #include <algorithm>
@@ -186,25 +187,6 @@ const char* accumulation_name(Accumulation accumulation) {
 }
 
 namespace {
-
-// A JSON string: quoted, with quotes, backslashes and control characters escaped.
-std::string json_string(const std::string& text) {
-  std::ostringstream out;
-  out << '"';
-  for (const char ch : text) {
-    const auto byte = static_cast<unsigned char>(ch);
-    if (ch == '"' || ch == '\\') {
-      out << '\\' << ch;
-    } else if (byte < 0x20) {
-      static const char kHex[] = "0123456789abcdef";
-      out << "\\u00" << kHex[byte >> 4] << kHex[byte & 0xF];
-    } else {
-      out << ch;
-    }
-  }
-  out << '"';
-  return out.str();
-}
 
 // ["e4m3", "e5m2"]: the names of the set bits of `mask`, named by `name`.
 template <typename Name>

@@ -9,10 +9,14 @@
 
 namespace fp8gemm {
 
+int64_t checked_row_count(int64_t m, int64_t n, int64_t k) {
+  const double multiply_adds = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  return multiply_adds <= static_cast<double>(kFullCheckLimit) || m <= kCheckedRows ? m : kCheckedRows;
+}
+
 std::vector<int64_t> rows_to_check(int64_t m, int64_t n, int64_t k, uint64_t seed) {
   std::vector<int64_t> rows;
-  const double multiply_adds = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  if (multiply_adds <= static_cast<double>(kFullCheckLimit) || m <= kCheckedRows) {
+  if (checked_row_count(m, n, k) == m) {
     for (int64_t i = 0; i < m; ++i) rows.push_back(i);
     return rows;
   }

@@ -21,6 +21,11 @@ inline constexpr int64_t kFullCheckLimit = int64_t{1} << 33;
 /// Rows of D compared with the reference in a large problem.
 inline constexpr int64_t kCheckedRows = 256;
 
+/// How many rows of D a check compares with the reference: M when
+/// M * N * K <= kFullCheckLimit or M <= kCheckedRows, else kCheckedRows
+/// (rows_to_check() returns that many).
+int64_t checked_row_count(int64_t m, int64_t n, int64_t k);
+
 /// The rows of D a check compares with the reference: all of them when
 /// M * N * K <= kFullCheckLimit or M <= kCheckedRows; otherwise the first, the
 /// last (where a ragged M goes wrong) and kCheckedRows - 2 others drawn from
