@@ -86,6 +86,13 @@ std::string describe_check(const OutputCheck& check, const std::vector<float>& d
       << check.tolerance.norm_relative << "); calc_diff = " << m.calc_diff << " (bound " << check.tolerance.calc_diff
       << "); non-finite: " << m.non_finite << "; over the element bound: " << check.result.elements_over_bound << " of "
       << m.elements << " (" << reference.rows.size() << " rows checked)";
+  const ErrorStatistics& st = check.result.statistics;
+  const Tolerance& t = check.tolerance;
+  out << "\n  calibrated (" << (t.calibrated ? "K calibrated at " + std::to_string(t.calibrated_k) : std::string("none at this K"))
+      << "): gain - 1 = " << st.gain_error << "; output rounding alone " << st.output_rounding_norm
+      << "; excess norm " << st.excess_norm << " (bound " << t.calibrated_excess_norm << "); element ratio "
+      << st.element_ratio << " (bound " << t.calibrated_element_coefficient << "); over the calibrated element bound: "
+      << check.result.elements_over_calibrated_bound;
   return out.str();
 }
 

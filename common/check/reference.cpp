@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/device/output.h"
+
 namespace fp8gemm {
 
 namespace {
@@ -183,6 +185,86 @@ ErrorMetrics measure_error(const float* d, const double* r, int64_t count) {
   return m;
 }
 
+namespace {
+
+// R rounded to the output type, as a kernel that computed R exactly would store it.
+double round_to_output(double r, OutputType type) {
+  const float as_float = static_cast<float>(r);
+  if (type == OutputType::kFP32) return as_float;
+  return bf16_bits_to_float(float_to_bf16_bits(as_float));
+}
+
+}  // namespace
+
+ErrorStatistics measure_statistics(const float* d, const double* r, const double* s, int64_t count,
+                                   OutputType type) {
+  ErrorStatistics st;
+  const double u_out = output_unit_roundoff(type);
+  double dr = 0.0, rr = 0.0, diff_squares = 0.0, rounding_squares = 0.0;
+  for (int64_t i = 0; i < count; ++i) {
+    const double x = d[i];
+    if (!std::isfinite(x)) continue;
+    const double diff = x - r[i];
+    const double rounding = round_to_output(r[i], type) - r[i];
+    dr += x * r[i];
+    rr += r[i] * r[i];
+    diff_squares += diff * diff;
+    rounding_squares += rounding * rounding;
+    if (s[i] > 0.0) {
+      st.element_ratio = std::max(st.element_ratio, std::max(0.0, std::fabs(diff) - u_out * std::fabs(r[i])) / s[i]);
+    }
+  }
+  if (rr > 0.0) {
+    st.gain_error = dr / rr - 1.0;
+    st.output_rounding_norm = std::sqrt(rounding_squares / rr);
+    st.excess_norm = std::sqrt(std::max(0.0, diff_squares - rounding_squares) / rr);
+  }
+  return st;
+}
+
+// -----------------------------------------------------------------------------
+// The calibration (bench/make_calibration.py writes the table)
+// -----------------------------------------------------------------------------
+
+namespace {
+
+struct CalibrationRow {
+  Accumulation accumulation;
+  OutputType output;
+  int64_t k;             // 0: the end of the table
+  double excess_norm;    // the largest excess_norm measured at this K
+  double element_ratio;  // the largest element_ratio
+  double gain_error;     // the largest |gain_error|
+};
+
+constexpr CalibrationRow kCalibration[] = {
+#include "common/check/tolerance_calibration.inc"
+    {Accumulation::kFp32, OutputType::kFP32, 0, 0.0, 0.0, 0.0}};
+
+}  // namespace
+
+CalibratedError calibrated_error(Accumulation accumulation, OutputType type, int64_t k) {
+  // The bound at K is the largest measured at any calibrated K' <= the
+  // smallest calibrated K' >= K: errors grow with K, and a K between two
+  // calibrated ones gets the larger one's values.
+  int64_t ceiling = 0;
+  for (const CalibrationRow& row : kCalibration) {
+    if (row.k == 0 || row.accumulation != accumulation || row.output != type || row.k < k) continue;
+    if (ceiling == 0 || row.k < ceiling) ceiling = row.k;
+  }
+  CalibratedError e;
+  if (ceiling == 0) return e;
+  e.available = true;
+  e.k = ceiling;
+  for (const CalibrationRow& row : kCalibration) {
+    if (row.k == 0 || row.accumulation != accumulation || row.output != type || row.k > ceiling) continue;
+    e.excess_norm = std::max(e.excess_norm, row.excess_norm);
+    e.element_ratio = std::max(e.element_ratio, row.element_ratio);
+    e.gain_error = std::max(e.gain_error, row.gain_error);
+  }
+  return e;
+}
+
 // -----------------------------------------------------------------------------
 // Tolerance policy (derivation: docs/tolerances.md)
 // -----------------------------------------------------------------------------
@@ -211,6 +293,19 @@ double rounding_gamma(int64_t n, double u) {
 
 double Tolerance::element_bound(double r, double s) const {
   return r_coefficient * std::fabs(r) + s_coefficient * s + absolute;
+}
+
+double Tolerance::calibrated_element_bound(double r, double s) const {
+  return r_coefficient * std::fabs(r) + calibrated_element_coefficient * s + absolute;
+}
+
+double Tolerance::calibrated_norm_bound(double rounding, int64_t elements) const {
+  const double sample = 1.0 + 8.0 / std::sqrt(static_cast<double>(std::max<int64_t>(elements, 1)));
+  return std::sqrt(rounding * rounding + calibrated_excess_norm * calibrated_excess_norm) * sample;
+}
+
+double Tolerance::calibrated_gain_bound(double norm_bound, int64_t elements) const {
+  return calibrated_gain + 8.0 * norm_bound / std::sqrt(static_cast<double>(std::max<int64_t>(elements, 1)));
 }
 
 Tolerance gemm_tolerance(OutputType type, int64_t k, Accumulation accumulation) {
@@ -260,6 +355,19 @@ Tolerance gemm_tolerance(OutputType type, int64_t k, Accumulation accumulation) 
   // calc_diff = ||D - R||^2 / (||D||^2 + ||R||^2) and ||D|| >= (1 - rho) ||R||.
   const double rho = std::min(t.norm_relative, 1.0);
   t.calc_diff = rho * rho / (1.0 + (1.0 - rho) * (1.0 - rho));
+
+  // The calibrated bounds: what correct kernels measured, times a margin,
+  // never below the two roundings of the scales that every kernel makes.
+  t.output = type;
+  const CalibratedError measured = calibrated_error(accumulation, type, k);
+  if (measured.available) {
+    const double floor = 2.0 * u;
+    t.calibrated = true;
+    t.calibrated_k = measured.k;
+    t.calibrated_element_coefficient = std::max(kCalibratedElementMargin * measured.element_ratio, floor);
+    t.calibrated_excess_norm = std::max(kCalibratedNormMargin * measured.excess_norm, floor);
+    t.calibrated_gain = std::max(kCalibratedGainMargin * measured.gain_error, floor);
+  }
   return t;
 }
 
@@ -267,6 +375,7 @@ ToleranceCheck check_tolerance(const float* d, const double* r, const double* s,
                                const Tolerance& tolerance) {
   ToleranceCheck check;
   check.metrics = measure_error(d, r, count);
+  check.statistics = measure_statistics(d, r, s, count, tolerance.output);
   for (int64_t i = 0; i < count; ++i) {
     const double x = d[i];
     if (!std::isfinite(x)) {
@@ -277,9 +386,14 @@ ToleranceCheck check_tolerance(const float* d, const double* r, const double* s,
       continue;
     }
     const double error = std::fabs(x - r[i]);
-    const double bound = tolerance.element_bound(r[i], s[i]);
-    const double ratio = error / bound;
+    double bound = tolerance.element_bound(r[i], s[i]);
     if (error > bound) ++check.elements_over_bound;
+    if (tolerance.calibrated) {
+      const double calibrated = tolerance.calibrated_element_bound(r[i], s[i]);
+      if (error > calibrated) ++check.elements_over_calibrated_bound;
+      bound = std::min(bound, calibrated);  // the worst element is judged by the tighter bound
+    }
+    const double ratio = error / bound;
     if (check.worst_index < 0 || ratio > check.worst_ratio) {
       check.worst_index = i;
       check.worst_ratio = ratio;
@@ -294,8 +408,25 @@ ToleranceCheck check_tolerance(const float* d, const double* r, const double* s,
     failure << check.elements_over_bound << " of " << m.elements
             << " elements exceed |D - R| <= " << tolerance.r_coefficient << " |R| + " << tolerance.s_coefficient
             << " S + " << tolerance.absolute;
+  } else if (check.elements_over_calibrated_bound > 0) {
+    failure << check.elements_over_calibrated_bound << " of " << m.elements << " elements exceed the calibrated |D - R| <= "
+            << tolerance.r_coefficient << " |R| + " << tolerance.calibrated_element_coefficient << " S + "
+            << tolerance.absolute << " (K calibrated at " << tolerance.calibrated_k << ")";
   } else if (!(m.norm_relative_error <= tolerance.norm_relative)) {
     failure << "norm-relative error " << m.norm_relative_error << " exceeds " << tolerance.norm_relative;
+  } else if (tolerance.calibrated && m.elements - m.non_finite >= kStatisticalMinimumElements) {
+    const int64_t finite = m.elements - m.non_finite;
+    const ErrorStatistics& st = check.statistics;
+    const double norm_bound = tolerance.calibrated_norm_bound(st.output_rounding_norm, finite);
+    const double gain_bound = tolerance.calibrated_gain_bound(norm_bound, finite);
+    if (!(m.norm_relative_error <= norm_bound)) {
+      failure << "norm-relative error " << m.norm_relative_error << " exceeds the calibrated " << norm_bound
+              << " (output rounding alone: " << st.output_rounding_norm << "; K calibrated at "
+              << tolerance.calibrated_k << ")";
+    } else if (!(std::fabs(st.gain_error) <= gain_bound)) {
+      failure << "gain sum(D R) / sum(R^2) = 1 + " << st.gain_error << ", off by more than the calibrated "
+              << gain_bound << " (a uniform scale error)";
+    }
   }
   check.failure = failure.str();
   check.passed = check.failure.empty();

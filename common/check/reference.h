@@ -70,6 +70,31 @@ struct ErrorMetrics {
 /// Metrics of `count` outputs `d` (as floats) against the reference `r`.
 ErrorMetrics measure_error(const float* d, const double* r, int64_t count);
 
+/// The error of an output beyond what rounding the exact result to the
+/// output type explains: what the calibrated bounds of Tolerance compare
+/// (docs/tolerances.md, "The calibrated bounds"). Over the finite elements.
+struct ErrorStatistics {
+  /// alpha - 1, where alpha = sum(D R) / sum(R^2) is the least-squares gain of
+  /// D against R: a uniform scale error of 0.2 % shows here as 2e-3, however
+  /// noisy the rest (0 when R is all zeros).
+  double gain_error = 0.0;
+  /// ||fl_out(R) - R|| / ||R||: the norm-relative error of an output that did
+  /// nothing but round the exact result to the output type.
+  double output_rounding_norm = 0.0;
+  /// sqrt(max(0, rho^2 - output_rounding_norm^2)), rho the norm-relative
+  /// error: the part of rho the output rounding does not explain.
+  double excess_norm = 0.0;
+  /// The largest max(0, |D - R| - u_out |R|) / S over the elements with S > 0:
+  /// an element's error beyond its output rounding, relative to the sum of
+  /// its absolute products.
+  double element_ratio = 0.0;
+};
+
+/// Statistics of `count` outputs `d` of output type `type` against the
+/// reference values `r` and absolute sums `s`.
+ErrorStatistics measure_statistics(const float* d, const double* r, const double* s, int64_t count,
+                                   OutputType type);
+
 // -----------------------------------------------------------------------------
 // The tolerance policy
 // -----------------------------------------------------------------------------
@@ -93,6 +118,32 @@ double output_unit_roundoff(OutputType type);
 /// bound then says nothing).
 double rounding_gamma(int64_t n, double u);
 
+/// The largest errors correct kernels showed for one accumulation, output
+/// type and K, on zero-mean random inputs: measured on one H200 by
+/// fp8gemm_calibrate (bench/calibrate.cu) over every step and both cuBLASLt
+/// modes, several seeds and format pairs, and committed as
+/// bench/results/h200/tolerance_calibration.json; the table the code reads
+/// (common/check/tolerance_calibration.inc) is generated from that file by
+/// bench/make_calibration.py. No margin is applied here (gemm_tolerance does).
+struct CalibratedError {
+  bool available = false;     ///< False when K is beyond the largest calibrated K, or the mode was not measured.
+  int64_t k = 0;              ///< The calibrated K the values come from: the smallest one >= K.
+  double excess_norm = 0.0;   ///< Largest ErrorStatistics::excess_norm at any calibrated K <= k.
+  double element_ratio = 0.0; ///< Largest ErrorStatistics::element_ratio at any calibrated K <= k.
+  double gain_error = 0.0;    ///< Largest |ErrorStatistics::gain_error| at any calibrated K <= k.
+};
+
+/// The calibrated errors for `accumulation`, output `type` and reduction length `k`.
+CalibratedError calibrated_error(Accumulation accumulation, OutputType type, int64_t k);
+
+/// Margins of the calibrated bounds over the largest errors measured (docs/tolerances.md).
+inline constexpr double kCalibratedNormMargin = 1.5;     ///< On excess_norm.
+inline constexpr double kCalibratedElementMargin = 3.0;  ///< On element_ratio.
+inline constexpr double kCalibratedGainMargin = 2.0;     ///< On gain_error.
+/// The norm and gain checks need this many elements to be statistics at all;
+/// smaller outputs are judged by the derived bounds and the element check.
+inline constexpr int64_t kStatisticalMinimumElements = 1024;
+
 /// Bounds that a correct GEMM result meets, for one output type, K and
 /// accumulation. Per element: |D - R| <= element_bound(R, S).
 struct Tolerance {
@@ -104,8 +155,26 @@ struct Tolerance {
   /// not a pass criterion: a D within norm_relative cannot exceed it).
   double calc_diff = 0.0;
 
+  /// The output type (its rounding enters the calibrated bounds).
+  OutputType output = OutputType::kFP32;
+  /// Whether the calibrated bounds below apply (they exist for the K that
+  /// was calibrated; zero-mean random inputs).
+  bool calibrated = false;
+  int64_t calibrated_k = 0;                     ///< CalibratedError::k of the bounds below.
+  double calibrated_element_coefficient = 0.0;  ///< |D - R| <= r_coefficient |R| + this S + absolute.
+  double calibrated_excess_norm = 0.0;          ///< rho^2 <= output_rounding_norm^2 + this^2 (widened, see below).
+  double calibrated_gain = 0.0;                 ///< |alpha - 1| <= this (plus its noise, see below).
+
   /// Largest |D - R| allowed where the reference is r and the absolute sum s.
   double element_bound(double r, double s) const;
+  /// Largest |D - R| the calibrated element check allows (meaningful when calibrated).
+  double calibrated_element_bound(double r, double s) const;
+  /// The calibrated bound on rho for an output of `elements` finite elements
+  /// whose exact result rounds with output_rounding_norm `rounding`:
+  /// sqrt(rounding^2 + calibrated_excess_norm^2) * (1 + 8 / sqrt(elements)).
+  double calibrated_norm_bound(double rounding, int64_t elements) const;
+  /// The calibrated bound on |alpha - 1|: calibrated_gain + 8 norm_bound / sqrt(elements).
+  double calibrated_gain_bound(double norm_bound, int64_t elements) const;
 };
 
 /// The tolerance of a GEMM with output `type`, reduction length `k` and
@@ -115,12 +184,15 @@ Tolerance gemm_tolerance(OutputType type, int64_t k, Accumulation accumulation);
 /// Outcome of comparing an output with the reference under a Tolerance.
 struct ToleranceCheck {
   ErrorMetrics metrics;             ///< The metrics of the whole comparison.
+  ErrorStatistics statistics;       ///< What the calibrated bounds compare.
+  int64_t elements_over_calibrated_bound = 0;  ///< Finite elements over calibrated_element_bound (when calibrated).
   int64_t elements_over_bound = 0;  ///< Finite elements with |D - R| > element_bound(R, S).
   /// The element that most needs a look: the first non-finite one if any,
   /// else the one with the largest |D - R| / element_bound; -1 if none.
   int64_t worst_index = -1;
   double worst_ratio = 0.0;  ///< |D - R| / element_bound at worst_index (infinite for non-finite D).
-  bool passed = false;       ///< No non-finite D, no element over its bound, norms within bounds.
+  /// No non-finite D, no element over its bounds, norm and gain within theirs.
+  bool passed = false;
   std::string failure;       ///< Empty when passed; otherwise which rule broke.
 };
 
