@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <ostream>
@@ -603,6 +604,177 @@ TEST(CheckTolerance, AnElementWhoseProductsCancelIsBoundedByS) {
   const std::vector<float> d = {4.0f, static_cast<float>(0.5 * t.s_coefficient * s[1])};
   const ToleranceCheck c = check_tolerance(d.data(), r.data(), s.data(), 2, t);
   EXPECT_TRUE(c.passed) << c.failure;
+}
+
+// -----------------------------------------------------------------------------
+// The calibrated bounds
+// -----------------------------------------------------------------------------
+
+constexpr Accumulation kAccumulations[] = {Accumulation::kFp32, Accumulation::kTensorCorePromoted,
+                                           Accumulation::kTensorCoreFast};
+constexpr OutputType kOutputs[] = {OutputType::kBF16, OutputType::kFP32};
+
+std::string mode_name(Accumulation accumulation, OutputType type) {
+  static const char* kNames[] = {"fp32", "tensor_core_promoted", "tensor_core_fast"};
+  return std::string(kNames[static_cast<int>(accumulation)]) + " accumulation, " + output_name(type) + " output";
+}
+
+// The reference of a 64 x 64 x 16384 product of random e4m3 operands: the K
+// of the promotion witness, 4096 elements.
+const ReferenceProduct& witness_reference() {
+  static const ReferenceProduct ref = [] {
+    const Fp8Operands ops = random_fp8_operands(64, 64, 16384, 29);
+    const std::vector<double> a = dequantize(ops.a), b = dequantize(ops.b);
+    return reference_gemm(a.data(), b.data(), 64, 64, 16384);
+  }();
+  return ref;
+}
+
+// What a kernel whose sum is off by independent zero-mean errors of norm
+// `relative_noise` * ||R|| would store: (R + e) * gain, rounded to the output type.
+std::vector<float> noisy_output(const ReferenceProduct& ref, OutputType type, double relative_noise, double gain,
+                                uint64_t seed) {
+  const size_t count = ref.value.size();
+  double squares = 0.0;
+  for (double r : ref.value) squares += r * r;
+  const double sigma = relative_noise * std::sqrt(squares / static_cast<double>(count));
+  std::mt19937_64 engine(seed);
+  std::normal_distribution<double> normal;
+  std::vector<float> d(count);
+  for (size_t i = 0; i < count; ++i) {
+    const float y = static_cast<float>((ref.value[i] + sigma * normal(engine)) * gain);
+    d[i] = type == OutputType::kBF16 ? bf16_bits_to_float(float_to_bf16_bits(y)) : y;
+  }
+  return d;
+}
+
+ToleranceCheck check_witness(const std::vector<float>& d, OutputType type, Accumulation accumulation) {
+  const ReferenceProduct& ref = witness_reference();
+  return check_tolerance(d.data(), ref.value.data(), ref.abs_sum.data(), static_cast<int64_t>(d.size()),
+                         gemm_tolerance(type, 16384, accumulation));
+}
+
+TEST(CalibratedBounds, ExistForEveryAccumulationAndOutputUpToK32768) {
+  for (Accumulation acc : kAccumulations) {
+    for (OutputType type : kOutputs) {
+      for (int64_t k : {int64_t{16}, int64_t{100}, int64_t{1000}, int64_t{7168}, int64_t{16384}, int64_t{32768}}) {
+        const CalibratedError e = calibrated_error(acc, type, k);
+        EXPECT_TRUE(e.available) << mode_name(acc, type) << ", K = " << k;
+        EXPECT_GE(e.k, k);
+        EXPECT_TRUE(gemm_tolerance(type, k, acc).calibrated) << mode_name(acc, type) << ", K = " << k;
+      }
+      EXPECT_FALSE(calibrated_error(acc, type, 32769).available) << mode_name(acc, type);
+      EXPECT_FALSE(gemm_tolerance(type, 32769, acc).calibrated) << mode_name(acc, type);
+    }
+  }
+  // The FP32 steps are calibrated from K = 1 (the tensor-core ones and
+  // cuBLASLt take K % 16 == 0 only, so their smallest K is 16).
+  EXPECT_EQ(calibrated_error(Accumulation::kFp32, OutputType::kBF16, 1).k, 1);
+  EXPECT_EQ(calibrated_error(Accumulation::kTensorCorePromoted, OutputType::kBF16, 1).k, 16);
+}
+
+// Between two calibrated K the larger one's values hold, and a value never
+// shrinks as K grows (the envelope of every calibrated K below).
+TEST(CalibratedBounds, NeverShrinkAsKGrows) {
+  for (Accumulation acc : kAccumulations) {
+    for (OutputType type : kOutputs) {
+      CalibratedError previous = calibrated_error(acc, type, 1);
+      for (int64_t k = 2; k <= 32768; k += k / 8 + 1) {
+        const CalibratedError e = calibrated_error(acc, type, k);
+        EXPECT_GE(e.excess_norm, previous.excess_norm) << mode_name(acc, type) << ", K = " << k;
+        EXPECT_GE(e.element_ratio, previous.element_ratio) << mode_name(acc, type) << ", K = " << k;
+        EXPECT_GE(e.gain_error, previous.gain_error) << mode_name(acc, type) << ", K = " << k;
+        previous = e;
+      }
+    }
+  }
+}
+
+// A kernel as noisy as half the largest error measured passes in every mode.
+TEST(CalibratedBounds, PassAnOutputWithHalfTheMeasuredError) {
+  for (Accumulation acc : kAccumulations) {
+    for (OutputType type : kOutputs) {
+      const double noise = 0.5 * calibrated_error(acc, type, 16384).excess_norm;
+      const ToleranceCheck c = check_witness(noisy_output(witness_reference(), type, noise, 1.0, 3), type, acc);
+      EXPECT_TRUE(c.passed) << mode_name(acc, type) << ": " << c.failure;
+    }
+  }
+}
+
+// The three bugs the calibrated bounds exist for, in every mode: each fails
+// where the derived bounds alone let it pass in some mode.
+TEST(CalibratedBounds, FailAUniformScaleOfTwoPerMille) {
+  for (Accumulation acc : kAccumulations) {
+    for (OutputType type : kOutputs) {
+      const double noise = 0.5 * calibrated_error(acc, type, 16384).excess_norm;
+      const ToleranceCheck c = check_witness(noisy_output(witness_reference(), type, noise, 1.002, 3), type, acc);
+      EXPECT_FALSE(c.passed) << mode_name(acc, type) << ": D scaled by 1.002 passes";
+      EXPECT_NEAR(c.statistics.gain_error, 0.002, 0.0006) << mode_name(acc, type);
+    }
+  }
+}
+
+TEST(CalibratedBounds, FailOneNegatedElement) {
+  const ReferenceProduct& ref = witness_reference();
+  double squares = 0.0;
+  for (double r : ref.value) squares += r * r;
+  const double rms = std::sqrt(squares / static_cast<double>(ref.value.size()));
+  size_t typical = 0;  // the first element at least as large as the RMS of R
+  while (std::fabs(ref.value[typical]) < rms) ++typical;
+  for (Accumulation acc : kAccumulations) {
+    for (OutputType type : kOutputs) {
+      const double noise = 0.5 * calibrated_error(acc, type, 16384).excess_norm;
+      std::vector<float> d = noisy_output(ref, type, noise, 1.0, 3);
+      d[typical] = -d[typical];
+      const ToleranceCheck c = check_witness(d, type, acc);
+      EXPECT_FALSE(c.passed) << mode_name(acc, type) << ": one negated element passes";
+      EXPECT_EQ(c.worst_index, static_cast<int64_t>(typical)) << mode_name(acc, type);
+    }
+  }
+}
+
+// Promotion turned off: an output as far off as fast accumulation measured
+// fails the promoted bounds, with either output type.
+TEST(CalibratedBounds, FailFastAccumulationErrorUnderThePromotedBound) {
+  for (OutputType type : kOutputs) {
+    const double fast = calibrated_error(Accumulation::kTensorCoreFast, type, 16384).excess_norm;
+    const ToleranceCheck c =
+        check_witness(noisy_output(witness_reference(), type, fast, 1.0, 3), type, Accumulation::kTensorCorePromoted);
+    EXPECT_FALSE(c.passed) << output_name(type) << " output: fast accumulation's error passes as promoted";
+    const ToleranceCheck own =
+        check_witness(noisy_output(witness_reference(), type, fast, 1.0, 3), type, Accumulation::kTensorCoreFast);
+    EXPECT_TRUE(own.passed) << output_name(type) << " output: " << own.failure;
+  }
+}
+
+// The statistics themselves, on outputs whose values are known.
+TEST(ErrorStatistics, OfTheRoundedExactResultAreZeroAndOfAScaledOneAreItsScale) {
+  const ReferenceProduct& ref = witness_reference();
+  for (OutputType type : kOutputs) {
+    const std::vector<float> exact = noisy_output(ref, type, 0.0, 1.0, 1);
+    const int64_t count = static_cast<int64_t>(exact.size());
+    const ErrorStatistics st = measure_statistics(exact.data(), ref.value.data(), ref.abs_sum.data(), count, type);
+    EXPECT_EQ(st.gain_error, 0.0) << output_name(type);
+    EXPECT_EQ(st.excess_norm, 0.0) << output_name(type);
+    const ErrorMetrics m = measure_error(exact.data(), ref.value.data(), count);
+    EXPECT_DOUBLE_EQ(st.output_rounding_norm, m.norm_relative_error) << output_name(type);
+    if (type == OutputType::kBF16) {
+      // Rounding to 8 significant bits: about 2^-8 / 2.4 in norm (> 0, < u_out).
+      EXPECT_GT(st.output_rounding_norm, 0.3 * kBf16UnitRoundoff);
+      EXPECT_LT(st.output_rounding_norm, kBf16UnitRoundoff);
+    }
+  }
+  // FP32 output of R * (1 + 2^-10): the gain is 2^-10 (to the rounding of R
+  // to float), the excess norm too, and the element ratio |R| 2^-10 / S at most.
+  std::vector<float> scaled(ref.value.size());
+  for (size_t i = 0; i < scaled.size(); ++i) scaled[i] = static_cast<float>(ref.value[i] * (1.0 + 0x1p-10));
+  const ErrorStatistics st = measure_statistics(scaled.data(), ref.value.data(), ref.abs_sum.data(),
+                                                static_cast<int64_t>(scaled.size()), OutputType::kFP32);
+  EXPECT_NEAR(st.gain_error, 0x1p-10, 1e-7);
+  EXPECT_NEAR(st.excess_norm, 0x1p-10, 1e-7);
+  double ratio = 0.0;
+  for (size_t i = 0; i < scaled.size(); ++i) ratio = std::max(ratio, std::fabs(ref.value[i]) * 0x1p-10 / ref.abs_sum[i]);
+  EXPECT_NEAR(st.element_ratio, ratio, 1e-3 * ratio);
 }
 
 }  // namespace

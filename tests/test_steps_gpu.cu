@@ -30,6 +30,7 @@
 #include "common/api/cuda_check.h"
 #include "common/api/gemm.h"
 #include "common/api/registry.h"
+#include "common/check/check.h"
 #include "common/check/reference.h"
 #include "support/check_result.h"
 #include "support/device_matrices.h"
@@ -199,6 +200,56 @@ TEST_P(FastAccumulationTest, StaysWithinTheFastAccumulationBound) {
 
 INSTANTIATE_TEST_SUITE_P(EveryStep, FastAccumulationTest,
                          ::testing::ValuesIn(every_step_with(fast_accumulation_cases())), step_case_name);
+
+// The promotion witness: with FP32 output at K = 16384, a tensor-core step
+// run without promotion lands at least 5x beyond the calibrated norm bound of
+// promoted accumulation. So the check that a promoted step is held to would
+// fail it if its promotion were lost (docs/tolerances.md).
+class PromotionWitnessTest : public StepTest {};
+
+constexpr double kWitnessFactor = 5.0;
+
+TEST_P(PromotionWitnessTest, FastAccumulationFailsThePromotedBoundFiveTimesOver) {
+  const StepCase& c = GetParam();
+  const ProblemShape shape{c.gemm.m, c.gemm.n, c.gemm.k, c.gemm.a_format, c.gemm.b_format};
+  const auto problem = test_support::referenced_problem(shape);
+  const Layout layout = test_support::tight_layout(c.gemm);
+  const DeviceBuffer<uint8_t> a = test_support::upload_operand(*problem->a, layout.lda);
+  const DeviceBuffer<uint8_t> b = test_support::upload_operand(*problem->b, layout.ldb);
+  const test_support::DeviceOperands operands{a.get(), layout.lda, problem->a->scales[0],
+                                              b.get(), layout.ldb, problem->b->scales[0]};
+  std::optional<OutputSnapshot> out;
+  test_support::run_step_checked(c.step, c.gemm, operands, layout.ldd, /*fast_accumulation=*/true,
+                                 Refusal::kFailure, &out);
+  ASSERT_TRUE(out.has_value());
+  const ReferenceProduct& ref = problem->reference;
+  const std::vector<float> values = out->rows(ref.rows);
+  // Fast accumulation must pass its own check...
+  const OutputCheck fast = check_rows(values, ref, c.gemm.d_type, c.gemm.k, Accumulation::kTensorCoreFast);
+  EXPECT_TRUE(fast.passed) << describe_check(fast, values, ref);
+  // ...and be far outside the promoted one.
+  const OutputCheck promoted = check_rows(values, ref, c.gemm.d_type, c.gemm.k, Accumulation::kTensorCorePromoted);
+  ASSERT_TRUE(promoted.tolerance.calibrated) << "no calibrated bound at K = " << c.gemm.k;
+  const int64_t elements = promoted.result.metrics.elements;
+  const double bound =
+      promoted.tolerance.calibrated_norm_bound(promoted.result.statistics.output_rounding_norm, elements);
+  const double rho = promoted.result.metrics.norm_relative_error;
+  EXPECT_GE(rho, kWitnessFactor * bound) << "fast accumulation's norm-relative error " << rho
+                                         << " is not 5x the promoted bound " << bound << " (" << elements
+                                         << " elements)";
+  EXPECT_FALSE(promoted.passed);
+}
+
+std::vector<StepCase> promotion_witness_cases() {
+  std::vector<StepCase> all;
+  for (const StepInfo& step : registered_steps()) {
+    if (uses_tensor_cores(step)) all.push_back({step, {128, 7168, 16384, kE4M3, kE4M3, kFP32}});
+  }
+  return all;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryStep, PromotionWitnessTest, ::testing::ValuesIn(promotion_witness_cases()),
+                         step_case_name);
 
 // The cases each step must run (StepInfo::must_run): a refusal is a failure.
 class MustRunTest : public StepTest {};

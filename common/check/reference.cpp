@@ -205,8 +205,9 @@ ErrorStatistics measure_statistics(const float* d, const double* r, const double
     const double x = d[i];
     if (!std::isfinite(x)) continue;
     const double diff = x - r[i];
-    const double rounding = round_to_output(r[i], type) - r[i];
-    dr += x * r[i];
+    const double rounded = round_to_output(r[i], type);
+    const double rounding = rounded - r[i];
+    dr += (x - rounded) * r[i];
     rr += r[i] * r[i];
     diff_squares += diff * diff;
     rounding_squares += rounding * rounding;
@@ -215,7 +216,7 @@ ErrorStatistics measure_statistics(const float* d, const double* r, const double
     }
   }
   if (rr > 0.0) {
-    st.gain_error = dr / rr - 1.0;
+    st.gain_error = dr / rr;
     st.output_rounding_norm = std::sqrt(rounding_squares / rr);
     st.excess_norm = std::sqrt(std::max(0.0, diff_squares - rounding_squares) / rr);
   }
@@ -361,7 +362,8 @@ Tolerance gemm_tolerance(OutputType type, int64_t k, Accumulation accumulation) 
   t.output = type;
   const CalibratedError measured = calibrated_error(accumulation, type, k);
   if (measured.available) {
-    const double floor = 2.0 * u;
+    // Four roundings of FP32: the two of the scales, with room.
+    const double floor = 4.0 * u;
     t.calibrated = true;
     t.calibrated_k = measured.k;
     t.calibrated_element_coefficient = std::max(kCalibratedElementMargin * measured.element_ratio, floor);

@@ -74,9 +74,11 @@ ErrorMetrics measure_error(const float* d, const double* r, int64_t count);
 /// output type explains: what the calibrated bounds of Tolerance compare
 /// (docs/tolerances.md, "The calibrated bounds"). Over the finite elements.
 struct ErrorStatistics {
-  /// alpha - 1, where alpha = sum(D R) / sum(R^2) is the least-squares gain of
-  /// D against R: a uniform scale error of 0.2 % shows here as 2e-3, however
-  /// noisy the rest (0 when R is all zeros).
+  /// sum((D - fl_out(R)) R) / sum(R^2): the least-squares gain of D against R,
+  /// minus the gain of fl_out(R), the exact result rounded to the output type
+  /// (whose rounding errors are not random at small K: every element of a
+  /// K = 1 product has the same significand pattern). A uniform scale error
+  /// of 0.2 % shows here as 2e-3, however noisy the rest (0 when R is all zeros).
   double gain_error = 0.0;
   /// ||fl_out(R) - R|| / ||R||: the norm-relative error of an output that did
   /// nothing but round the exact result to the output type.
@@ -163,7 +165,7 @@ struct Tolerance {
   int64_t calibrated_k = 0;                     ///< CalibratedError::k of the bounds below.
   double calibrated_element_coefficient = 0.0;  ///< |D - R| <= r_coefficient |R| + this S + absolute.
   double calibrated_excess_norm = 0.0;          ///< rho^2 <= output_rounding_norm^2 + this^2 (widened, see below).
-  double calibrated_gain = 0.0;                 ///< |alpha - 1| <= this (plus its noise, see below).
+  double calibrated_gain = 0.0;                 ///< |gain_error| <= this (plus its noise, see below).
 
   /// Largest |D - R| allowed where the reference is r and the absolute sum s.
   double element_bound(double r, double s) const;
@@ -173,7 +175,7 @@ struct Tolerance {
   /// whose exact result rounds with output_rounding_norm `rounding`:
   /// sqrt(rounding^2 + calibrated_excess_norm^2) * (1 + 8 / sqrt(elements)).
   double calibrated_norm_bound(double rounding, int64_t elements) const;
-  /// The calibrated bound on |alpha - 1|: calibrated_gain + 8 norm_bound / sqrt(elements).
+  /// The calibrated bound on |ErrorStatistics::gain_error|: calibrated_gain + 8 norm_bound / sqrt(elements).
   double calibrated_gain_bound(double norm_bound, int64_t elements) const;
 };
 
