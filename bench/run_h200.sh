@@ -7,6 +7,11 @@
 #
 # Stages (in this order, those listed in $STAGES; default: all):
 #   build   configure and build everything                      -> build.log
+#   calibrate  fp8gemm_calibrate: every step and cuBLASLt over K, seeds and
+#           formats (docs/tolerances.md); the file replaces the committed one,
+#           bench/make_calibration.py regenerates the calibrated table and the
+#           build is brought up to date (not in the default stages: it moves
+#           the tolerance) -> tolerance_calibration.json, tolerance_calibration.inc, calibrate.log
 #   test    the ctest suite but the fork test and the CPU mutants -> ctest.log, sweep_gpu.json
 #   fork    tests/fork/fork_step.sh with the fork's GPU tests run -> fork.log
 #   bench   fp8gemm_bench, every step and cuBLASLt, 22 shapes     -> bench.json, bench.log
@@ -39,6 +44,18 @@ if has build; then
   status=$?
   summary+=("build: exit $status after ${SECONDS}s")
   grep -E '^FAILED:' "$out/build.log" | head -n 10
+fi
+
+if has calibrate; then
+  echo "== fp8gemm_calibrate"
+  timeout --kill-after=10 300 "$build_dir/bench/fp8gemm_calibrate" --json "$out/tolerance_calibration.json" \
+    > "$out/calibrate.log" 2>&1 &&
+    cp "$out/tolerance_calibration.json" "$source_dir/bench/results/h200/tolerance_calibration.json" &&
+    python3 "$source_dir/bench/make_calibration.py" --update >> "$out/calibrate.log" 2>&1 &&
+    cp "$source_dir/common/check/tolerance_calibration.inc" "$out/" &&
+    cmake --build "$build_dir" -j "$(nproc)" >> "$out/build.log" 2>&1
+  status=$?
+  summary+=("calibrate: exit $status after ${SECONDS}s: $(tail -n 2 "$out/calibrate.log" | head -n 1)")
 fi
 
 if has test; then

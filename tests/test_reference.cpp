@@ -706,10 +706,12 @@ TEST(CalibratedBounds, PassAnOutputWithHalfTheMeasuredError) {
 TEST(CalibratedBounds, FailAUniformScaleOfTwoPerMille) {
   for (Accumulation acc : kAccumulations) {
     for (OutputType type : kOutputs) {
-      const double noise = 0.5 * calibrated_error(acc, type, 16384).excess_norm;
-      const ToleranceCheck c = check_witness(noisy_output(witness_reference(), type, noise, 1.002, 3), type, acc);
-      EXPECT_FALSE(c.passed) << mode_name(acc, type) << ": D scaled by 1.002 passes";
-      EXPECT_NEAR(c.statistics.gain_error, 0.002, 0.0006) << mode_name(acc, type);
+      for (double gain : {1.002, 0.998}) {
+        const double noise = 0.5 * calibrated_error(acc, type, 16384).excess_norm;
+        const ToleranceCheck c = check_witness(noisy_output(witness_reference(), type, noise, gain, 3), type, acc);
+        EXPECT_FALSE(c.passed) << mode_name(acc, type) << ": D scaled by " << gain << " passes";
+        EXPECT_NEAR(c.statistics.gain_error, gain - 1.0, 0.0006) << mode_name(acc, type);
+      }
     }
   }
 }

@@ -23,7 +23,7 @@
 # Usage: tests/mutants/run_mutants.sh [--part cpu|gpu|all] [--build-dir DIR] [--jobs N]
 #            [--list] [--only REGEX] [--build-only] [--timeout SECONDS] [--source DIR]
 #            [--cmake CMAKE] [--ninja NINJA] [--build-type TYPE] [--cxx-compiler PATH]
-#            [--cuda-compiler PATH] [--cuda-architectures LIST]
+#            [--cuda-compiler PATH] [--cuda-architectures LIST] [--shards N]
 #   --part         which mutants (the `part:` of their header); default cpu
 #   --build-dir    keep the scratch tree and build in DIR, and reuse them in the
 #                  next run (only what changed is rebuilt; baseline tests that
@@ -35,6 +35,12 @@
 #   --build-only   apply and build each mutant, run nothing (no GPU needed):
 #                  checks that every patch applies and compiles
 #   --timeout      seconds per test program and mutant (default 300)
+#   --shards N     run the selected mutants as N copies of this script at once,
+#                  each with a contiguous N-th of the list and its own scratch tree and build
+#                  (DIR/shard-I with --build-dir); prints each shard's lines,
+#                  then the score of all. For a machine with many cores, where
+#                  one mutant's rebuild (one file) leaves the rest idle
+#   --shard I/N    (what --shards passes) only the I-th of N contiguous parts of the list
 # Under --part gpu or all, FP8GEMM_REQUIRE_GPU=1 is exported, so a GPU test that
 # would skip fails instead; since a machine without a GPU would then "kill"
 # every mutant, those parts first check that a GPU is usable (exit 2 if not).
@@ -61,6 +67,9 @@ build_type=Release
 cxx_compiler=""
 cuda_compiler=""
 cuda_architectures=""
+shards=1
+shard=""
+original_args=("$@")
 
 usage() { sed -n '/^# Usage:/,/^# Exit status/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; }
 while [ $# -gt 0 ]; do
@@ -83,6 +92,8 @@ while [ $# -gt 0 ]; do
     --cxx-compiler) cxx_compiler="$2" ;;
     --cuda-compiler) cuda_compiler="$2" ;;
     --cuda-architectures) cuda_architectures="$2" ;;
+    --shards) shards="$2" ;;
+    --shard) shard="$2" ;;
     *) echo "run_mutants.sh: unknown option $1" >&2; usage; exit 1 ;;
   esac
   shift 2
@@ -91,6 +102,40 @@ case "$part" in cpu | gpu | all) ;; *) echo "run_mutants.sh: --part must be cpu,
 
 started=$SECONDS
 say() { echo "mutants: $*"; }
+
+# ---- shards: N copies of this script at once, then the score of all ---------------------
+if [ "$shards" -gt 1 ] && [ -z "$shard" ]; then
+  shard_root="$work_dir"
+  [ -n "$shard_root" ] || { shard_root="$(mktemp -d "${TMPDIR:-/tmp}/fp8gemm-mutants.XXXXXX")" || exit 1; trap 'rm -rf "$shard_root"' EXIT; }
+  mkdir -p "$shard_root" && shard_root="$(cd "$shard_root" && pwd)"
+  args=()  # the arguments without --shards and --build-dir
+  set -- "${original_args[@]}"
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --shards | --build-dir) shift 2 ;;
+      *) args+=("$1"); shift ;;
+    esac
+  done
+  for i in $(seq 0 $((shards - 1))); do
+    "${BASH_SOURCE[0]}" "${args[@]}" --shard "$i/$shards" --build-dir "$shard_root/shard-$i" >"$shard_root/shard-$i.log" 2>&1 &
+  done
+  wait
+  k=0 s=0 t=0 rc=0
+  for i in $(seq 0 $((shards - 1))); do
+    echo "---- shard $i of $shards"
+    grep -v '^mutants: [0-9]* killed' "$shard_root/shard-$i.log"
+    line="$(grep -E '^mutants: [0-9]+ killed, [0-9]+ survived of [0-9]+$' "$shard_root/shard-$i.log" | tail -n 1)"
+    if [ -z "$line" ]; then
+      echo "shard $i gave no score"; rc=1; continue
+    fi
+    read -r _ sk _ ss _ _ st <<<"$line"
+    k=$((k + sk)) s=$((s + ss)) t=$((t + st))
+  done
+  echo "all shards: $((SECONDS - started)) s"
+  echo "mutants: $k killed, $s survived of $t"
+  [ "$rc" -eq 0 ] && [ "$s" -eq 0 ]
+  exit $?
+fi
 fail() { echo "mutants: ERROR: $*" >&2; exit 1; }
 skip() { echo "mutants: SKIPPED: $*" >&2; exit 2; }
 
@@ -127,6 +172,13 @@ for file in "$mutants_dir"/[0-9]*.patch; do
   names+=("$name") parts+=("$mutant_part") targets+=("$mutant_targets") tests+=("$mutant_tests")
   whys+=("$mutant_why") files+=("$file")
 done
+if [ -n "$shard" ]; then  # a contiguous run of the list, so that a shard builds and tests few steps
+  count=${#names[@]} index=${shard%/*} of=${shard#*/}
+  first=$((index * count / of)) end=$(((index + 1) * count / of))
+  names=("${names[@]:first:end-first}") parts=("${parts[@]:first:end-first}")
+  targets=("${targets[@]:first:end-first}") tests=("${tests[@]:first:end-first}")
+  whys=("${whys[@]:first:end-first}") files=("${files[@]:first:end-first}")
+fi
 total=${#names[@]}
 [ "$total" -gt 0 ] || fail "no mutant selected (--part $part${only:+, --only $only}) in $mutants_dir"
 
@@ -311,13 +363,15 @@ rm -rf "$base" && cp -a "$build" "$base" || fail "cannot copy the baseline build
 
 # Runs one test spec; sets run_rc, run_passed (tests passed), run_failed
 # (tests failed) and run_log. A timeout is rc 124 (or 137 after the kill).
-run_spec() {  # run_spec SPEC LOG
+run_spec() {  # run_spec SPEC LOG [fail-fast]
   local spec="$1" program filter args
   program="${spec%%:*}"
   filter=""
   [ "$program" != "$spec" ] && filter="${spec#*:}"
   args=(--gtest_brief=1)
   [ -n "$filter" ] && args+=("--gtest_filter=$filter")
+  # A mutant is killed by its first failure: the rest of the program need not run.
+  [ "${3:-}" = fail-fast ] && args+=(--gtest_fail_fast)
   run_log="$2"
   if [ ! -x "$build/tests/$program" ]; then
     echo "no test program $build/tests/$program (is it among the targets?)" >"$run_log"
@@ -410,7 +464,7 @@ for i in "${!names[@]}"; do
   fi
   verdict=""
   for spec in "${mutant_specs[@]}"; do
-    run_spec "$spec" "$logs/$name.$(printf '%s' "$spec" | tr -c 'A-Za-z0-9_.-' '_').log"
+    run_spec "$spec" "$logs/$name.$(printf '%s' "$spec" | tr -c 'A-Za-z0-9_.-' '_').log" fail-fast
     cat "$run_log" >>"$log"
     program="${spec%%:*}"
     if [ "$run_rc" -eq 124 ] || [ "$run_rc" -eq 137 ]; then
