@@ -412,7 +412,10 @@ patched_files() {  # the files a patch changes (its +++ b/... lines)
 }
 apply_patch() {  # apply_patch FILE: in the scratch tree
   if command -v git >/dev/null; then
-    (cd "$tree" && git apply --whitespace=nowarn - <"$1")
+    # The scratch tree may lie inside a repository (--build-dir build-mutants):
+    # git apply run there would patch paths relative to that repository's root
+    # and silently skip ours. The ceiling keeps git from finding it.
+    (cd "$tree" && GIT_CEILING_DIRECTORIES="$(dirname "$tree")" git apply --whitespace=nowarn - <"$1")
   else
     (cd "$tree" && patch -p1 --batch --forward --silent <"$1")
   fi
@@ -443,6 +446,18 @@ for i in "${!names[@]}"; do
     not_built=$((not_built + 1))
     unbuilt+=("$name")
     printf '%-9s %s  (the patch does not apply: %s)\n' not-built "$name" "$(tail -n 1 "$log")"
+    restore
+    continue
+  fi
+  # A patch that changed nothing would make a survivor of a mutant never built.
+  unchanged=1
+  while IFS= read -r f; do
+    [ -n "$f" ] && ! cmp -s "$tree/$f" "$saved/$f" && unchanged=0
+  done < <(patched_files "$file")
+  if [ "$unchanged" = 1 ]; then
+    not_built=$((not_built + 1))
+    unbuilt+=("$name")
+    printf '%-9s %s  (the patch applied but changed no file)\n' not-built "$name"
     restore
     continue
   fi
