@@ -26,8 +26,8 @@
 #include <cstdlib>
 #include <exception>
 #include <fstream>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,7 +43,7 @@ constexpr int kExitNoGpu = 3;
 constexpr int kExitUsage = 4;
 
 // K from one product to twice the longest K of the tests (16384).
-const std::vector<int64_t> kDefaultKs = {1,   2,   4,    8,    16,   32,   64,   128,   256,
+const std::vector<int64_t> kDefaultKs = {1,   2,    4,    8,    16,   32,   64,    128,  256,
                                          512, 1024, 2048, 4096, 7168, 8192, 16384, 32768};
 
 struct Options {
@@ -56,8 +56,9 @@ struct Options {
 struct FormatPair {
   Fp8Format a, b;
 };
-const FormatPair kFormatPairs[] = {
-    {Fp8Format::kE4M3, Fp8Format::kE4M3}, {Fp8Format::kE5M2, Fp8Format::kE5M2}, {Fp8Format::kE4M3, Fp8Format::kE5M2}};
+const FormatPair kFormatPairs[] = {{Fp8Format::kE4M3, Fp8Format::kE4M3},
+                                   {Fp8Format::kE5M2, Fp8Format::kE5M2},
+                                   {Fp8Format::kE4M3, Fp8Format::kE5M2}};
 
 bool parse_options(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
@@ -101,10 +102,10 @@ std::string run_json(const Run& r) {
   const ErrorStatistics& st = r.check.statistics;
   out << "    {\"contender\": " << json_string(r.contender)
       << ", \"accumulation\": " << json_string(accumulation_name(r.accumulation))
-      << ", \"a_format\": " << json_string(fp8_name(r.formats.a)) << ", \"b_format\": "
-      << json_string(fp8_name(r.formats.b)) << ", \"output\": " << json_string(output_name(r.output))
-      << ", \"m\": " << r.m << ", \"n\": " << r.n << ", \"k\": " << r.k << ", \"seed\": " << r.seed
-      << ", \"elements\": " << r.check.metrics.elements
+      << ", \"a_format\": " << json_string(fp8_name(r.formats.a))
+      << ", \"b_format\": " << json_string(fp8_name(r.formats.b))
+      << ", \"output\": " << json_string(output_name(r.output)) << ", \"m\": " << r.m << ", \"n\": " << r.n
+      << ", \"k\": " << r.k << ", \"seed\": " << r.seed << ", \"elements\": " << r.check.metrics.elements
       << ", \"norm_relative_error\": " << r.check.metrics.norm_relative_error
       << ", \"output_rounding_norm\": " << st.output_rounding_norm << ", \"excess_norm\": " << st.excess_norm
       << ", \"gain_error\": " << st.gain_error << ", \"element_ratio\": " << st.element_ratio
@@ -182,8 +183,8 @@ int run(const Options& o) {
             runs.push_back(r);
           }
         }
-        std::printf("K = %lld, %s x %s, seed %d: %zu runs so far\n", static_cast<long long>(k),
-                    fp8_name(formats.a), fp8_name(formats.b), seed, runs.size());
+        std::printf("K = %lld, %s x %s, seed %d: %zu runs so far\n", static_cast<long long>(k), fp8_name(formats.a),
+                    fp8_name(formats.b), seed, runs.size());
         std::fflush(stdout);
       }
     }
@@ -202,8 +203,7 @@ int run(const Options& o) {
     std::fprintf(stderr, "fp8gemm_calibrate: cannot write %s\n", o.json_path.c_str());
     return kExitFailure;
   }
-  std::printf("%zu runs written to %s; %d failed the tolerance in force\n", runs.size(), o.json_path.c_str(),
-              failed);
+  std::printf("%zu runs written to %s; %d failed the tolerance in force\n", runs.size(), o.json_path.c_str(), failed);
   return 0;
 }
 

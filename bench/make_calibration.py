@@ -15,6 +15,7 @@ two calibrated K (docs/tolerances.md, "The calibrated bounds").
 import argparse
 import json
 import os
+import re
 import sys
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -51,6 +52,32 @@ def maxima(runs):
         row["contenders"].add(r["contender"])
     order = list(ACCUMULATIONS)
     return dict(sorted(table.items(), key=lambda item: (order.index(item[0][0]), item[0][1], item[0][2])))
+
+
+def margins():
+    """The margins and floor of common/check/reference.h and .cpp, read from the code so
+    that a table of bounds cannot drift from what the checks apply."""
+    with open(os.path.join(REPO_ROOT, "common/check/reference.h")) as f:
+        header = f.read()
+    values = {}
+    for name in ("kCalibratedNormMargin", "kCalibratedElementMargin", "kCalibratedGainMargin",
+                 "kCalibratedFloorUnits"):
+        match = re.search(name + r"\s*=\s*([0-9.]+)", header)
+        if not match:
+            raise ValueError(f"no {name} in common/check/reference.h")
+        values[name] = float(match.group(1))
+    return values
+
+
+def envelope(table, accumulation, output, k):
+    """What calibrated_error() returns: the largest values at any calibrated K up to the
+    smallest calibrated K >= k (None beyond the largest)."""
+    ks = sorted(key[2] for key in table if key[:2] == (accumulation, output))
+    ceiling = next((x for x in ks if x >= k), None)
+    if ceiling is None:
+        return None
+    rows = [table[(accumulation, output, x)] for x in ks if x <= ceiling]
+    return {name: max(r[name] for r in rows) for name in ("excess_norm", "element_ratio", "gain_error")}
 
 
 def table_text(context, runs):

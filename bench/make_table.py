@@ -37,6 +37,12 @@ a value with spaces is quoted ("..."). Kinds and their keys:
             committed as docs/steps.json): a row per step with its M, N, K rules, row
             alignment, formats, outputs, GPU, accumulation and must-run cases
 
+  calibration json=FILE [k=K,K,...]
+            the tolerance's calibration (bench/results/h200/tolerance_calibration.json, from
+            fp8gemm_calibrate): per accumulation, output type and K, the largest errors measured
+            and the calibrated bounds common/check derives from them (margins read from
+            common/check/reference.h)
+
 A step is named by its folder (05_matrix_cores) or number (05); a step missing from the file
 gives dashes and a warning. Every table ends with `Source: <file>, commit <commit>, <gpu>.`
 from the file's context; for a file that records neither (sweep, counters), the keys commit=
@@ -455,8 +461,35 @@ def constraints_table(keys):
     return markdown_table(header, body, "l" * len(header)) + ["", source]
 
 
+def calibration_table(keys):
+    """A row per accumulation, output type and K: the largest errors correct kernels showed
+    (fp8gemm_calibrate) and the calibrated bounds the checks derive from them."""
+    import make_calibration
+    name, path = one_file(keys, "json")
+    context, runs = make_calibration.load(path)
+    table = make_calibration.maxima(runs)
+    margin = make_calibration.margins()
+    floor = margin["kCalibratedFloorUnits"] * 2.0 ** -24
+    ks = [int(k) for k in split_list(keys.get("k", "16,128,1024,7168,16384"))]
+    header = ["accumulation", "D", "K", "runs", "largest excess norm", "bound (excess)",
+              "largest element ratio", "bound (coefficient of S)", "largest \\|gain error\\|", "bound (gain)"]
+    body = []
+    for accumulation, output in dict.fromkeys(key[:2] for key in table):
+        for k in ks:
+            e = make_calibration.envelope(table, accumulation, output, k)
+            if e is None:
+                continue
+            runs_at_k = table.get((accumulation, output, k), {}).get("runs", 0)
+            body.append([accumulation.replace("_", " "), output, str(k), str(runs_at_k),
+                         f"{e['excess_norm']:.3g}", f"{max(margin['kCalibratedNormMargin'] * e['excess_norm'], floor):.3g}",
+                         f"{e['element_ratio']:.3g}",
+                         f"{max(margin['kCalibratedElementMargin'] * e['element_ratio'], floor):.3g}",
+                         f"{e['gain_error']:.3g}", f"{max(margin['kCalibratedGainMargin'] * e['gain_error'], floor):.3g}"])
+    return markdown_table(header, body, "lllr" + "r" * 6) + ["", source_line([name], [context], keys)]
+
+
 KINDS = {"ladder": ladder_table, "shapes": shapes_table, "fast": fast_table, "sweep": sweep_table,
-         "counters": counters_table, "constraints": constraints_table}
+         "counters": counters_table, "constraints": constraints_table, "calibration": calibration_table}
 
 
 def generate(spec):

@@ -775,7 +775,8 @@ TEST(ErrorStatistics, OfTheRoundedExactResultAreZeroAndOfAScaledOneAreItsScale) 
   EXPECT_NEAR(st.gain_error, 0x1p-10, 1e-7);
   EXPECT_NEAR(st.excess_norm, 0x1p-10, 1e-7);
   double ratio = 0.0;
-  for (size_t i = 0; i < scaled.size(); ++i) ratio = std::max(ratio, std::fabs(ref.value[i]) * 0x1p-10 / ref.abs_sum[i]);
+  for (size_t i = 0; i < scaled.size(); ++i)
+    ratio = std::max(ratio, std::fabs(ref.value[i]) * 0x1p-10 / ref.abs_sum[i]);
   EXPECT_NEAR(st.element_ratio, ratio, 1e-3 * ratio);
 }
 

@@ -219,8 +219,8 @@ TEST_P(PromotionWitnessTest, FastAccumulationFailsThePromotedBoundFiveTimesOver)
   const test_support::DeviceOperands operands{a.get(), layout.lda, problem->a->scales[0],
                                               b.get(), layout.ldb, problem->b->scales[0]};
   std::optional<OutputSnapshot> out;
-  test_support::run_step_checked(c.step, c.gemm, operands, layout.ldd, /*fast_accumulation=*/true,
-                                 Refusal::kFailure, &out);
+  test_support::run_step_checked(c.step, c.gemm, operands, layout.ldd, /*fast_accumulation=*/true, Refusal::kFailure,
+                                 &out);
   ASSERT_TRUE(out.has_value());
   const ReferenceProduct& ref = problem->reference;
   const std::vector<float> values = out->rows(ref.rows);

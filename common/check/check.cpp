@@ -88,11 +88,12 @@ std::string describe_check(const OutputCheck& check, const std::vector<float>& d
       << m.elements << " (" << reference.rows.size() << " rows checked)";
   const ErrorStatistics& st = check.result.statistics;
   const Tolerance& t = check.tolerance;
-  out << "\n  calibrated (" << (t.calibrated ? "K calibrated at " + std::to_string(t.calibrated_k) : std::string("none at this K"))
-      << "): gain - 1 = " << st.gain_error << "; output rounding alone " << st.output_rounding_norm
-      << "; excess norm " << st.excess_norm << " (bound " << t.calibrated_excess_norm << "); element ratio "
-      << st.element_ratio << " (bound " << t.calibrated_element_coefficient << "); over the calibrated element bound: "
-      << check.result.elements_over_calibrated_bound;
+  out << "\n  calibrated ("
+      << (t.calibrated ? "K calibrated at " + std::to_string(t.calibrated_k) : std::string("none at this K"))
+      << "): gain - 1 = " << st.gain_error << "; output rounding alone " << st.output_rounding_norm << "; excess norm "
+      << st.excess_norm << " (bound " << t.calibrated_excess_norm << "); element ratio " << st.element_ratio
+      << " (bound " << t.calibrated_element_coefficient
+      << "); over the calibrated element bound: " << check.result.elements_over_calibrated_bound;
   return out.str();
 }
 

@@ -196,8 +196,7 @@ double round_to_output(double r, OutputType type) {
 
 }  // namespace
 
-ErrorStatistics measure_statistics(const float* d, const double* r, const double* s, int64_t count,
-                                   OutputType type) {
+ErrorStatistics measure_statistics(const float* d, const double* r, const double* s, int64_t count, OutputType type) {
   ErrorStatistics st;
   const double u_out = output_unit_roundoff(type);
   double dr = 0.0, rr = 0.0, diff_squares = 0.0, rounding_squares = 0.0;
@@ -362,8 +361,7 @@ Tolerance gemm_tolerance(OutputType type, int64_t k, Accumulation accumulation) 
   t.output = type;
   const CalibratedError measured = calibrated_error(accumulation, type, k);
   if (measured.available) {
-    // Four roundings of FP32: the two of the scales, with room.
-    const double floor = 4.0 * u;
+    const double floor = kCalibratedFloorUnits * u;
     t.calibrated = true;
     t.calibrated_k = measured.k;
     t.calibrated_element_coefficient = std::max(kCalibratedElementMargin * measured.element_ratio, floor);
@@ -411,9 +409,10 @@ ToleranceCheck check_tolerance(const float* d, const double* r, const double* s,
             << " elements exceed |D - R| <= " << tolerance.r_coefficient << " |R| + " << tolerance.s_coefficient
             << " S + " << tolerance.absolute;
   } else if (check.elements_over_calibrated_bound > 0) {
-    failure << check.elements_over_calibrated_bound << " of " << m.elements << " elements exceed the calibrated |D - R| <= "
-            << tolerance.r_coefficient << " |R| + " << tolerance.calibrated_element_coefficient << " S + "
-            << tolerance.absolute << " (K calibrated at " << tolerance.calibrated_k << ")";
+    failure << check.elements_over_calibrated_bound << " of " << m.elements
+            << " elements exceed the calibrated |D - R| <= " << tolerance.r_coefficient << " |R| + "
+            << tolerance.calibrated_element_coefficient << " S + " << tolerance.absolute << " (K calibrated at "
+            << tolerance.calibrated_k << ")";
   } else if (!(m.norm_relative_error <= tolerance.norm_relative)) {
     failure << "norm-relative error " << m.norm_relative_error << " exceeds " << tolerance.norm_relative;
   } else if (tolerance.calibrated && m.elements - m.non_finite >= kStatisticalMinimumElements) {

@@ -94,8 +94,7 @@ struct ErrorStatistics {
 
 /// Statistics of `count` outputs `d` of output type `type` against the
 /// reference values `r` and absolute sums `s`.
-ErrorStatistics measure_statistics(const float* d, const double* r, const double* s, int64_t count,
-                                   OutputType type);
+ErrorStatistics measure_statistics(const float* d, const double* r, const double* s, int64_t count, OutputType type);
 
 // -----------------------------------------------------------------------------
 // The tolerance policy
@@ -128,11 +127,11 @@ double rounding_gamma(int64_t n, double u);
 /// (common/check/tolerance_calibration.inc) is generated from that file by
 /// bench/make_calibration.py. No margin is applied here (gemm_tolerance does).
 struct CalibratedError {
-  bool available = false;     ///< False when K is beyond the largest calibrated K, or the mode was not measured.
-  int64_t k = 0;              ///< The calibrated K the values come from: the smallest one >= K.
-  double excess_norm = 0.0;   ///< Largest ErrorStatistics::excess_norm at any calibrated K <= k.
-  double element_ratio = 0.0; ///< Largest ErrorStatistics::element_ratio at any calibrated K <= k.
-  double gain_error = 0.0;    ///< Largest |ErrorStatistics::gain_error| at any calibrated K <= k.
+  bool available = false;      ///< False when K is beyond the largest calibrated K, or the mode was not measured.
+  int64_t k = 0;               ///< The calibrated K the values come from: the smallest one >= K.
+  double excess_norm = 0.0;    ///< Largest ErrorStatistics::excess_norm at any calibrated K <= k.
+  double element_ratio = 0.0;  ///< Largest ErrorStatistics::element_ratio at any calibrated K <= k.
+  double gain_error = 0.0;     ///< Largest absolute ErrorStatistics::gain_error at any calibrated K <= k.
 };
 
 /// The calibrated errors for `accumulation`, output `type` and reduction length `k`.
@@ -142,6 +141,9 @@ CalibratedError calibrated_error(Accumulation accumulation, OutputType type, int
 inline constexpr double kCalibratedNormMargin = 1.5;     ///< On excess_norm.
 inline constexpr double kCalibratedElementMargin = 3.0;  ///< On element_ratio.
 inline constexpr double kCalibratedGainMargin = 2.0;     ///< On gain_error.
+/// No calibrated bound is below this many FP32 unit roundoffs (the two
+/// roundings of the scales every kernel makes, with room).
+inline constexpr double kCalibratedFloorUnits = 4.0;
 /// The norm and gain checks need this many elements to be statistics at all;
 /// smaller outputs are judged by the derived bounds and the element check.
 inline constexpr int64_t kStatisticalMinimumElements = 1024;
@@ -175,7 +177,8 @@ struct Tolerance {
   /// whose exact result rounds with output_rounding_norm `rounding`:
   /// sqrt(rounding^2 + calibrated_excess_norm^2) * (1 + 8 / sqrt(elements)).
   double calibrated_norm_bound(double rounding, int64_t elements) const;
-  /// The calibrated bound on |ErrorStatistics::gain_error|: calibrated_gain + 8 norm_bound / sqrt(elements).
+  /// The calibrated bound on the absolute ErrorStatistics::gain_error:
+  /// calibrated_gain + 8 norm_bound / sqrt(elements).
   double calibrated_gain_bound(double norm_bound, int64_t elements) const;
 };
 
@@ -185,17 +188,17 @@ Tolerance gemm_tolerance(OutputType type, int64_t k, Accumulation accumulation);
 
 /// Outcome of comparing an output with the reference under a Tolerance.
 struct ToleranceCheck {
-  ErrorMetrics metrics;             ///< The metrics of the whole comparison.
-  ErrorStatistics statistics;       ///< What the calibrated bounds compare.
+  ErrorMetrics metrics;                        ///< The metrics of the whole comparison.
+  ErrorStatistics statistics;                  ///< What the calibrated bounds compare.
   int64_t elements_over_calibrated_bound = 0;  ///< Finite elements over calibrated_element_bound (when calibrated).
-  int64_t elements_over_bound = 0;  ///< Finite elements with |D - R| > element_bound(R, S).
+  int64_t elements_over_bound = 0;             ///< Finite elements with |D - R| > element_bound(R, S).
   /// The element that most needs a look: the first non-finite one if any,
   /// else the one with the largest |D - R| / element_bound; -1 if none.
   int64_t worst_index = -1;
   double worst_ratio = 0.0;  ///< |D - R| / element_bound at worst_index (infinite for non-finite D).
   /// No non-finite D, no element over its bounds, norm and gain within theirs.
   bool passed = false;
-  std::string failure;       ///< Empty when passed; otherwise which rule broke.
+  std::string failure;  ///< Empty when passed; otherwise which rule broke.
 };
 
 /// Checks `count` outputs `d` against the reference values `r` and absolute

@@ -290,7 +290,8 @@ while IFS= read -r -d '' f; do
   fi
 done <"$file_list.raw"
 tree_hash="$(cd "$tree" && xargs -0 sha1sum <"$file_list" | sha1sum | cut -c1-16)"
-commit="$(git -C "$source_dir" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+# FP8GEMM_GIT_COMMIT names the commit where the tree's .git cannot (a copy of it).
+commit="${FP8GEMM_GIT_COMMIT:-$(git -C "$source_dir" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
 say "part $part: $total mutants; source $source_dir (commit $commit, tree $tree_hash); scratch $work_dir" \
   "($copied files copied); FP8GEMM_TEST_SEED=$FP8GEMM_TEST_SEED"
 
