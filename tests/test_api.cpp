@@ -103,8 +103,47 @@ const std::vector<BrokenRule>& broken_rules() {
       {"UnknownAFormat", [](GemmArgs& g) { g.a_format = static_cast<Fp8Format>(4); }, {"a_format and b_format"}},
       {"UnknownBFormat", [](GemmArgs& g) { g.b_format = static_cast<Fp8Format>(255); }, {"a_format and b_format"}},
       {"UnknownOutputType",
-       [](GemmArgs& g) { g.d_type = static_cast<OutputType>(2); },
-       {"d_type must be bf16 or fp32"}},
+       [](GemmArgs& g) { g.d_type = static_cast<OutputType>(4); },
+       {"d_type must be one of bf16, fp32, e4m3, e5m2"}},
+      {"UnknownScaleGranularity",
+       [](GemmArgs& g) { g.b_scale_granularity = static_cast<ScaleGranularity>(4); },
+       {"a_scale_granularity and b_scale_granularity"}},
+      {"BlockScalesWithoutPointer",
+       [](GemmArgs& g) { g.a_scale_granularity = ScaleGranularity::kGroup1x128; },
+       {"A's 1x128 scales need a device pointer (a_scales)"}},
+      {"RowScalesWithoutPointer",
+       [](GemmArgs& g) { g.b_scale_granularity = ScaleGranularity::kPerRow; },
+       {"B's per_row scales need a device pointer (b_scales)"}},
+      {"HostScaleBesideAScalePointer",
+       [](GemmArgs& g) {
+         g.a_scales = reinterpret_cast<const float*>(uintptr_t{256});
+         g.a_scale = 2.0f;
+       },
+       {"A's scales come from device memory, so its host scale must be 1", "got 2"}},
+      {"UnknownBiasType", [](GemmArgs& g) { g.bias_type = static_cast<BiasType>(2); }, {"bias_type must be"}},
+      {"UnknownActivation",
+       [](GemmArgs& g) { g.activation = static_cast<Activation>(3); },
+       {"activation must be none, gelu or gelu_erf"}},
+      {"DScaleForBf16Output", [](GemmArgs& g) { g.d_scale = 2.0f; }, {"d_scale and d_amax are for FP8 D only"}},
+      {"AmaxForFp32Output",
+       [](GemmArgs& g) {
+         g.d_type = OutputType::kFP32;
+         g.ldd = 64;
+         g.d_amax = reinterpret_cast<float*>(uintptr_t{256});
+       },
+       {"d_scale and d_amax are for FP8 D only", "d_amax pointer"}},
+      {"ZeroDScaleForFp8Output",
+       [](GemmArgs& g) {
+         g.d_type = OutputType::kE4M3;
+         g.d_scale = 0.0f;
+       },
+       {"d_scale must be finite and > 0 for FP8 D"}},
+      {"NanDScaleForFp8Output",
+       [](GemmArgs& g) {
+         g.d_type = OutputType::kE5M2;
+         g.d_scale = kNaN;
+       },
+       {"d_scale must be finite and > 0 for FP8 D"}},
       {"ExtentOfAOverflows",
        [](GemmArgs& g) {
          g.m = kTwoTo32;
@@ -164,6 +203,84 @@ TEST_P(BrokenRuleTest, EveryRegisteredStepRejectsIt) {
     SCOPED_TRACE(step.folder);
     expect_message_names_the_rule(run_step(step, broken_args()));
   }
+}
+
+// Valid arguments that ask for what a step's constraints do not list: the
+// step must refuse them by name (kNotSupported), never launch and ignore them.
+struct UnlistedFeature {
+  std::string name;
+  void (*apply)(GemmArgs& args);
+  bool (*listed)(const StepConstraints& c);  // the step accepts it
+  std::string mention;                       // what the refusal must say
+};
+
+const float* const kDummyScales = reinterpret_cast<const float*>(uintptr_t{512});
+
+const std::vector<UnlistedFeature>& unlisted_features() {
+  static const std::vector<UnlistedFeature> features = {
+      {"Fp8OutputE4M3",
+       [](GemmArgs& g) {
+         g.d_type = OutputType::kE4M3;
+         g.ldd = 64;
+       },
+       [](const StepConstraints& c) { return (c.outputs >> 2 & 1u) != 0; }, "output type e4m3 not supported"},
+      {"Fp8OutputE5M2",
+       [](GemmArgs& g) {
+         g.d_type = OutputType::kE5M2;
+         g.ldd = 64;
+       },
+       [](const StepConstraints& c) { return (c.outputs >> 3 & 1u) != 0; }, "output type e5m2 not supported"},
+      {"AGroupScales",
+       [](GemmArgs& g) {
+         g.a_scale_granularity = ScaleGranularity::kGroup1x128;
+         g.a_scales = kDummyScales;
+       },
+       [](const StepConstraints& c) { return (c.a_scales >> 2 & 1u) != 0; },
+       "A's scale granularity 1x128 not supported"},
+      {"BBlockScales",
+       [](GemmArgs& g) {
+         g.b_scale_granularity = ScaleGranularity::kBlock128x128;
+         g.b_scales = kDummyScales;
+       },
+       [](const StepConstraints& c) { return (c.b_scales >> 3 & 1u) != 0; },
+       "B's scale granularity 128x128 not supported"},
+      {"BRowScales",
+       [](GemmArgs& g) {
+         g.b_scale_granularity = ScaleGranularity::kPerRow;
+         g.b_scales = kDummyScales;
+       },
+       [](const StepConstraints& c) { return (c.b_scales >> 1 & 1u) != 0; },
+       "B's scale granularity per_row not supported"},
+      {"APerTensorScaleFromDevice", [](GemmArgs& g) { g.a_scales = kDummyScales; },
+       [](const StepConstraints& c) { return c.scale_pointers; },
+       "A's per-tensor scale from device memory not supported"},
+      {"Bias", [](GemmArgs& g) { g.bias = kDummyScales; },
+       [](const StepConstraints& c) { return (c.epilogue & kEpilogueBias) != 0; }, "bias not supported"},
+      {"GeluTanh", [](GemmArgs& g) { g.activation = Activation::kGeluTanh; },
+       [](const StepConstraints& c) { return (c.epilogue & kEpilogueGeluTanh) != 0; }, "activation gelu not supported"},
+      {"GeluErf", [](GemmArgs& g) { g.activation = Activation::kGeluErf; },
+       [](const StepConstraints& c) { return (c.epilogue & kEpilogueGeluErf) != 0; },
+       "activation gelu_erf not supported"},
+  };
+  return features;
+}
+
+TEST(CheckStepConstraints, EveryStepRefusesByNameWhatItDoesNotList) {
+  int refusals = 0;
+  for (const UnlistedFeature& feature : unlisted_features()) {
+    GemmArgs args = valid_args();
+    feature.apply(args);
+    ASSERT_TRUE(validate_gemm_args(args).ok()) << feature.name << ": " << validate_gemm_args(args).message;
+    for (const StepInfo& step : registered_steps()) {
+      if (feature.listed(step.constraints)) continue;
+      const Status status = check_step_constraints(step, args);
+      EXPECT_EQ(status.code, StatusCode::kNotSupported) << step.folder << ", " << feature.name;
+      EXPECT_NE(status.message.find(feature.mention), std::string::npos)
+          << step.folder << ", " << feature.name << ": " << status.message;
+      ++refusals;
+    }
+  }
+  EXPECT_GT(refusals, 0);
 }
 
 TEST(ValidateGemmArgs, AcceptsAValidCall) {

@@ -56,8 +56,44 @@ Status validate_gemm_args(const GemmArgs& args) {
   if (static_cast<int>(args.a_format) >= kNumFp8Formats || static_cast<int>(args.b_format) >= kNumFp8Formats) {
     return invalid("a_format and b_format must be one of e4m3, e5m2, e4m3fnuz, e5m2fnuz");
   }
-  if (args.d_type != OutputType::kBF16 && args.d_type != OutputType::kFP32) {
-    return invalid("d_type must be bf16 or fp32");
+  if (static_cast<int>(args.d_type) >= kNumOutputTypes) {
+    return invalid("d_type must be one of bf16, fp32, e4m3, e5m2");
+  }
+  if (static_cast<int>(args.a_scale_granularity) >= kNumScaleGranularities ||
+      static_cast<int>(args.b_scale_granularity) >= kNumScaleGranularities) {
+    return invalid("a_scale_granularity and b_scale_granularity must be one of per_tensor, per_row, 1x128, 128x128");
+  }
+  const struct {
+    const char* name;
+    ScaleGranularity granularity;
+    const float* pointer;
+    float host;
+  } operands[] = {{"A", args.a_scale_granularity, args.a_scales, args.a_scale},
+                  {"B", args.b_scale_granularity, args.b_scales, args.b_scale}};
+  for (const auto& o : operands) {
+    if (o.granularity != ScaleGranularity::kPerTensor && o.pointer == nullptr) {
+      msg << o.name << "'s " << granularity_name(o.granularity) << " scales need a device pointer ("
+          << (o.name[0] == 'A' ? "a_scales" : "b_scales") << ")";
+      return invalid(msg.str());
+    }
+    if (o.pointer != nullptr && o.host != 1.0f) {
+      msg << o.name << "'s scales come from device memory, so its host scale must be 1, got " << o.host;
+      return invalid(msg.str());
+    }
+  }
+  if (static_cast<int>(args.bias_type) > static_cast<int>(BiasType::kFP32))
+    return invalid("bias_type must be bf16 or fp32");
+  if (static_cast<int>(args.activation) > static_cast<int>(Activation::kGeluErf)) {
+    return invalid("activation must be none, gelu or gelu_erf");
+  }
+  if (!is_fp8_output(args.d_type) && (args.d_scale != 1.0f || args.d_amax != nullptr)) {
+    msg << "d_scale and d_amax are for FP8 D only (d_type " << output_name(args.d_type)
+        << "), got d_scale = " << args.d_scale << (args.d_amax != nullptr ? " and a d_amax pointer" : "");
+    return invalid(msg.str());
+  }
+  if (is_fp8_output(args.d_type) && !(std::isfinite(args.d_scale) && args.d_scale > 0.0f)) {
+    msg << "d_scale must be finite and > 0 for FP8 D, got " << args.d_scale;
+    return invalid(msg.str());
   }
   if (!std::isfinite(args.a_scale) || !std::isfinite(args.b_scale)) {
     msg << "a_scale and b_scale must be finite, got " << args.a_scale << " and " << args.b_scale;

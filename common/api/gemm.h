@@ -1,8 +1,11 @@
 /// @file gemm.h
 /// @brief The one GEMM API every step implements: arguments in, status out.
 ///
-/// D[M,N] = scale_a * scale_b * sum_k A[m,k] * B[n,k], with A and B in FP8,
-/// the sum in FP32, D in BF16 or FP32.
+/// D[M,N] = epilogue(sum_k A[m,k] * B[n,k]), with A and B FP8 codes times
+/// their dequantization scales (per tensor, per row, or per 1 x 128 group and
+/// 128 x 128 block), the sum in FP32, and an epilogue of bias, activation and
+/// rounding to D's type (BF16, FP32, or FP8 with a scale and its amax). The
+/// defaults are the plain product with two per-tensor scales.
 ///
 /// Both operands are K-major ("TN" in cuBLASLt's column-major words, "NT" in
 /// DeepGEMM's): element (m,k) of A is at a[m * lda + k] and element (n,k) of B
@@ -31,13 +34,78 @@ namespace fp8gemm {
 enum class OutputType : uint8_t {
   kBF16 = 0,  ///< bfloat16, round-to-nearest-even from the FP32 result.
   kFP32 = 1,  ///< float.
+  /// FP8 e4m3 (OCP) codes of y / d_scale, saturating, round-to-nearest-even
+  /// (GemmArgs::d_scale, GemmArgs::d_amax): the input of the next FP8 GEMM.
+  kE4M3 = 2,
+  kE5M2 = 3,  ///< FP8 e5m2 (OCP), as kE4M3.
 };
 
-/// Bytes per element of an output type.
-constexpr int output_bytes(OutputType t) { return t == OutputType::kBF16 ? 2 : 4; }
+/// Number of OutputType values.
+inline constexpr int kNumOutputTypes = 4;
 
-/// Short name of an output type ("bf16", "fp32").
-inline const char* output_name(OutputType t) { return t == OutputType::kBF16 ? "bf16" : "fp32"; }
+/// True for the FP8 output types.
+constexpr bool is_fp8_output(OutputType t) { return t == OutputType::kE4M3 || t == OutputType::kE5M2; }
+
+/// The FP8 format of an FP8 output type (kE4M3 for any other).
+constexpr Fp8Format fp8_output_format(OutputType t) {
+  return t == OutputType::kE5M2 ? Fp8Format::kE5M2 : Fp8Format::kE4M3;
+}
+
+/// Bytes per element of an output type.
+constexpr int output_bytes(OutputType t) { return t == OutputType::kFP32 ? 4 : is_fp8_output(t) ? 1 : 2; }
+
+/// Short name of an output type ("bf16", "fp32", "e4m3", "e5m2").
+inline const char* output_name(OutputType t) {
+  switch (t) {
+    case OutputType::kBF16: return "bf16";
+    case OutputType::kFP32: return "fp32";
+    case OutputType::kE4M3: return "e4m3";
+    default: return "e5m2";
+  }
+}
+
+/// Which elements of an operand share one dequantization scale, and how the
+/// scales are laid out (common/fp8/quantize.h has the table; docs/scales.md).
+enum class ScaleGranularity : uint8_t {
+  kPerTensor = 0,     ///< One scale for the matrix.
+  kPerRow = 1,        ///< One scale per row (per token of A, per output channel of B).
+  kGroup1x128 = 2,    ///< One scale per row per 128 columns (DeepSeek-V3 activations).
+  kBlock128x128 = 3,  ///< One scale per 128 x 128 block (DeepSeek-V3 weights).
+};
+
+/// Short name of a granularity ("per_tensor", "per_row", "1x128", "128x128").
+inline const char* granularity_name(ScaleGranularity g) {
+  switch (g) {
+    case ScaleGranularity::kPerTensor: return "per_tensor";
+    case ScaleGranularity::kPerRow: return "per_row";
+    case ScaleGranularity::kGroup1x128: return "1x128";
+    default: return "128x128";
+  }
+}
+
+/// Columns (along K) covered by one group or block scale.
+inline constexpr int kQuantGroupSize = 128;
+
+/// Number of ScaleGranularity values.
+inline constexpr int kNumScaleGranularities = 4;
+
+/// The activation of the epilogue, applied after the scales and the bias.
+enum class Activation : uint8_t {
+  kNone = 0,      ///< y = z.
+  kGeluTanh = 1,  ///< y = z / 2 (1 + tanh(sqrt(2 / pi) (z + 0.044715 z^3))), GELU's tanh form.
+  kGeluErf = 2,   ///< y = z / 2 (1 + erf(z / sqrt(2))), GELU's exact (erf) form.
+};
+
+/// Short name of an activation ("none", "gelu", "gelu_erf").
+inline const char* activation_name(Activation a) {
+  return a == Activation::kNone ? "none" : a == Activation::kGeluTanh ? "gelu" : "gelu_erf";
+}
+
+/// Element type of the bias vector.
+enum class BiasType : uint8_t {
+  kBF16 = 0,  ///< bfloat16.
+  kFP32 = 1,  ///< float.
+};
 
 /// Outcome class of a GEMM call.
 enum class StatusCode : uint8_t {
@@ -105,6 +173,36 @@ struct GemmArgs {
   /// Faster, less accurate (see docs/tolerances.md). Other steps ignore it.
   bool fast_accumulation = false;
 
+  /// @name Scales beyond two host floats (docs/scales.md)
+  /// With kPerTensor and a null pointer (the default) a_scale / b_scale
+  /// above are the scales. Otherwise the scales are read from device memory
+  /// in the layout of common/fp8/quantize.h (per tensor: 1 float, "delayed
+  /// scaling"; per row: one per row; 1x128: rows x ceil(K / 128); 128x128:
+  /// ceil(rows / 128) x ceil(K / 128), row-major), and a_scale / b_scale must
+  /// be 1. Element (m, k) of A stands for code * (its group's scale), and the
+  /// GEMM multiplies those values: D = sum_k (A[m,k] s_A(m,k)) (B[n,k] s_B(n,k)).
+  /// A step refuses a granularity it cannot apply (StepConstraints).
+  ///@{
+  ScaleGranularity a_scale_granularity = ScaleGranularity::kPerTensor;  ///< How A's scales are laid out.
+  const float* a_scales = nullptr;                                      ///< A's scales on the device, or nullptr.
+  ScaleGranularity b_scale_granularity = ScaleGranularity::kPerTensor;  ///< How B's scales are laid out.
+  const float* b_scales = nullptr;                                      ///< B's scales on the device, or nullptr.
+  ///@}
+
+  /// @name The epilogue: y = activation(sum + bias[n]), then D = y in d_type
+  ///@{
+  const void* bias = nullptr;                 ///< N values added to every row of D, or nullptr for none.
+  BiasType bias_type = BiasType::kFP32;       ///< Element type of bias.
+  Activation activation = Activation::kNone;  ///< Applied after the bias.
+  /// FP8 D only: its dequantization scale, D ~ code * d_scale, so the code
+  /// stored is fp8(y / d_scale) (saturating, round to nearest even). 1 for
+  /// the other output types.
+  float d_scale = 1.0f;
+  /// FP8 D only, optional: on completion *d_amax is max |y| over D, before
+  /// quantization (cuBLASLt's AMAX_D); 0 for an all-zero result. nullptr: not computed.
+  float* d_amax = nullptr;
+  ///@}
+
   cudaStream_t stream = nullptr;  ///< Stream the kernel is launched on.
 };
 
@@ -157,8 +255,11 @@ inline GemmArgs make_gemm_args(const GemmShape& shape, const GemmBuffers& buffer
 /// Checks the API contract that every step shares: non-null pointers,
 /// M, N, K >= 1, lda/ldb >= K, ldd >= N, finite scales whose product
 /// neither overflows nor underflows, and that the largest
-/// offset of each matrix fits in 63 bits. Returns kInvalidArgument with a
-/// message naming the first broken rule.
+/// offset of each matrix fits in 63 bits; a scale pointer for every
+/// granularity but per tensor, host scales of 1 beside a scale pointer, valid
+/// enums, and d_scale / d_amax only for FP8 D (d_scale finite and > 0).
+/// Scales in device memory cannot be checked here. Returns kInvalidArgument
+/// with a message naming the first broken rule.
 Status validate_gemm_args(const GemmArgs& args);
 
 /// Floating-point operations of one GEMM: 2 * M * N * K.

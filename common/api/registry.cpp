@@ -137,7 +137,37 @@ Status check_step_constraints(const StepInfo& step, const GemmArgs& args) {
     return not_supported(msg.str());
   }
   if ((c.outputs >> static_cast<int>(args.d_type) & 1u) == 0) {
-    msg << "output type " << output_name(args.d_type) << " not supported";
+    msg << "output type " << output_name(args.d_type) << " not supported (" << describe_constraints(c) << ")";
+    return not_supported(msg.str());
+  }
+  const struct {
+    const char* name;
+    ScaleGranularity granularity;
+    const float* pointer;
+    uint32_t accepted;
+  } scales[] = {{"A", args.a_scale_granularity, args.a_scales, c.a_scales},
+                {"B", args.b_scale_granularity, args.b_scales, c.b_scales}};
+  for (const auto& o : scales) {
+    if ((o.accepted >> static_cast<int>(o.granularity) & 1u) == 0) {
+      msg << o.name << "'s scale granularity " << granularity_name(o.granularity) << " not supported ("
+          << describe_constraints(c) << ")";
+      return not_supported(msg.str());
+    }
+    if (o.granularity == ScaleGranularity::kPerTensor && o.pointer != nullptr && !c.scale_pointers) {
+      msg << o.name << "'s per-tensor scale from device memory not supported (the scale is a host float: "
+          << (o.name[0] == 'A' ? "a_scale" : "b_scale") << ")";
+      return not_supported(msg.str());
+    }
+  }
+  if (args.bias != nullptr && (c.epilogue & kEpilogueBias) == 0) {
+    msg << "bias not supported (" << describe_constraints(c) << ")";
+    return not_supported(msg.str());
+  }
+  const uint32_t activation_bit = args.activation == Activation::kGeluTanh  ? kEpilogueGeluTanh
+                                  : args.activation == Activation::kGeluErf ? kEpilogueGeluErf
+                                                                            : 0u;
+  if (activation_bit != 0 && (c.epilogue & activation_bit) == 0) {
+    msg << "activation " << activation_name(args.activation) << " not supported (" << describe_constraints(c) << ")";
     return not_supported(msg.str());
   }
   return Status::success();
@@ -171,9 +201,29 @@ std::string describe_constraints(const StepConstraints& c) {
   add(formats);
   if (!c.mixed_formats) add("A and B in the same format");
   std::string outputs = "output";
-  if (c.outputs & 1u) outputs += " bf16";
-  if (c.outputs & 2u) outputs += (c.outputs & 1u) ? ", fp32" : " fp32";
+  for (int i = 0; i < kNumOutputTypes; ++i) {
+    if (c.outputs >> i & 1u) outputs += std::string(outputs.size() == 6 ? " " : ", ") + output_name(OutputType(i));
+  }
   add(outputs);
+  const uint32_t per_tensor_only = 1u << static_cast<int>(ScaleGranularity::kPerTensor);
+  auto granularities = [](uint32_t mask) {
+    std::string text;
+    for (int i = 0; i < kNumScaleGranularities; ++i) {
+      if (mask >> i & 1u) text += std::string(text.empty() ? "" : ", ") + granularity_name(ScaleGranularity(i));
+    }
+    return text;
+  };
+  if (c.a_scales != per_tensor_only || c.b_scales != per_tensor_only || c.scale_pointers) {
+    add("scales A " + granularities(c.a_scales) + ", B " + granularities(c.b_scales) +
+        (c.scale_pointers ? " (per tensor also from device memory)" : ""));
+  }
+  if (c.epilogue != 0) {
+    std::string ops = "epilogue";
+    if (c.epilogue & kEpilogueBias) ops += " bias";
+    if (c.epilogue & kEpilogueGeluTanh) ops += std::string(ops.size() == 8 ? " " : ", ") + "gelu";
+    if (c.epilogue & kEpilogueGeluErf) ops += std::string(ops.size() == 8 ? " " : ", ") + "gelu_erf";
+    add(ops);
+  }
   return out.str();
 }
 
@@ -231,8 +281,16 @@ std::string steps_json(const std::vector<StepInfo>& steps, const std::vector<std
     out << "        \"formats\": "
         << json_names(c.formats, kNumFp8Formats, [](int f) { return std::string(fp8_name(Fp8Format(f))); }) << ",\n";
     out << "        \"mixed_formats\": " << (c.mixed_formats ? "true" : "false") << ",\n";
-    out << "        \"outputs\": "
-        << json_names(c.outputs, 2, [](int d) { return std::string(output_name(OutputType(d))); }) << "\n";
+    out << "        \"outputs\": " << json_names(c.outputs, kNumOutputTypes, [](int d) {
+      return std::string(output_name(OutputType(d)));
+    }) << ",\n";
+    const auto granularity = [](int g) { return std::string(granularity_name(ScaleGranularity(g))); };
+    out << "        \"a_scales\": " << json_names(c.a_scales, kNumScaleGranularities, granularity) << ",\n";
+    out << "        \"b_scales\": " << json_names(c.b_scales, kNumScaleGranularities, granularity) << ",\n";
+    out << "        \"scale_pointers\": " << (c.scale_pointers ? "true" : "false") << ",\n";
+    out << "        \"epilogue\": " << json_names(c.epilogue, 3, [](int e) {
+      return std::string(e == 0 ? "bias" : e == 1 ? "gelu" : "gelu_erf");
+    }) << "\n";
     out << "      },\n";
     out << "      \"accepts\": " << json_string(describe_constraints(c)) << ",\n";
     out << "      \"must_run\": [";

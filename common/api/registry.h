@@ -24,9 +24,25 @@ struct StepConstraints {
   /// Bit i set: Fp8Format(i) is accepted for A and B.
   uint32_t formats = (1u << kNumFp8Formats) - 1;
   bool mixed_formats = true;  ///< A and B may have different formats.
-  /// Bit i set: OutputType(i) is accepted for D.
+  /// Bit i set: OutputType(i) is accepted for D (BF16 and FP32 by default;
+  /// FP8 D also means d_scale and d_amax are honoured).
   uint32_t outputs = 0b11;
+  /// Bit i set: ScaleGranularity(i) is accepted for A's scales (per tensor only by default).
+  uint32_t a_scales = 1u << static_cast<int>(ScaleGranularity::kPerTensor);
+  /// Bit i set: ScaleGranularity(i) is accepted for B's scales.
+  uint32_t b_scales = 1u << static_cast<int>(ScaleGranularity::kPerTensor);
+  /// Per-tensor scales may come from device memory (GemmArgs::a_scales / b_scales with kPerTensor).
+  bool scale_pointers = false;
+  /// Epilogue operations accepted: kEpilogueBias, kEpilogueGeluTanh, kEpilogueGeluErf (none by default).
+  uint32_t epilogue = 0;
 };
+
+/// StepConstraints::epilogue: a bias vector (either BiasType).
+inline constexpr uint32_t kEpilogueBias = 1u << 0;
+/// StepConstraints::epilogue: Activation::kGeluTanh.
+inline constexpr uint32_t kEpilogueGeluTanh = 1u << 1;
+/// StepConstraints::epilogue: Activation::kGeluErf.
+inline constexpr uint32_t kEpilogueGeluErf = 1u << 2;
 
 /// The cases every step must run, for each pair of formats (A, B) and each
 /// output type that `c` accepts: the ladder's 4096 x 4096 x 4096 and

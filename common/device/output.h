@@ -1,6 +1,6 @@
 /// @file output.h
 /// @brief Writing the FP32 result of a GEMM as the output type of D
-///        (BF16 or FP32), identically on the host and the device.
+///        (BF16, FP32 or FP8 with a scale), identically on the host and the device.
 #pragma once
 
 #include <cstdint>
@@ -24,19 +24,32 @@ FP8GEMM_HOST_DEVICE inline float bf16_bits_to_float(uint16_t bits) {
   return float_from_bits(static_cast<uint32_t>(bits) << 16);
 }
 
-/// Stores value as element `index` of an output array of type `type`.
-FP8GEMM_HOST_DEVICE inline void store_output(void* d, int64_t index, OutputType type, float value) {
+/// The FP8 code of y in an FP8 output whose dequantization scale is
+/// d_scale: fp8(y / d_scale), the division rounded to nearest in FP32, then
+/// saturating and round-to-nearest-even (float_to_fp8).
+FP8GEMM_HOST_DEVICE inline uint8_t fp8_output_code(float y, OutputType type, float d_scale) {
+  return float_to_fp8(y / d_scale, fp8_output_format(type));
+}
+
+/// Stores value as element `index` of an output array of type `type`
+/// (d_scale: the FP8 output's dequantization scale; ignored otherwise).
+FP8GEMM_HOST_DEVICE inline void store_output(void* d, int64_t index, OutputType type, float value,
+                                             float d_scale = 1.0f) {
   if (type == OutputType::kBF16) {
     static_cast<uint16_t*>(d)[index] = float_to_bf16_bits(value);
-  } else {
+  } else if (type == OutputType::kFP32) {
     static_cast<float*>(d)[index] = value;
+  } else {
+    static_cast<uint8_t*>(d)[index] = fp8_output_code(value, type, d_scale);
   }
 }
 
-/// Reads element `index` of an output array of type `type` as a float (exact).
-FP8GEMM_HOST_DEVICE inline float load_output(const void* d, int64_t index, OutputType type) {
-  return type == OutputType::kBF16 ? bf16_bits_to_float(static_cast<const uint16_t*>(d)[index])
-                                   : static_cast<const float*>(d)[index];
+/// Reads element `index` of an output array of type `type` as a float: exact
+/// for BF16 and FP32; for FP8, the code's value times d_scale, rounded to FP32.
+FP8GEMM_HOST_DEVICE inline float load_output(const void* d, int64_t index, OutputType type, float d_scale = 1.0f) {
+  if (type == OutputType::kBF16) return bf16_bits_to_float(static_cast<const uint16_t*>(d)[index]);
+  if (type == OutputType::kFP32) return static_cast<const float*>(d)[index];
+  return fp8_to_float(static_cast<const uint8_t*>(d)[index], fp8_output_format(type)) * d_scale;
 }
 
 }  // namespace fp8gemm

@@ -32,27 +32,6 @@
 
 namespace fp8gemm {
 
-/// Which elements share one scale.
-enum class ScaleGranularity : uint8_t {
-  kPerTensor = 0,     ///< One scale for the matrix.
-  kPerRow = 1,        ///< One scale per row (per token of A, per output channel of B).
-  kGroup1x128 = 2,    ///< One scale per row per 128 columns (DeepSeek-V3 activations).
-  kBlock128x128 = 3,  ///< One scale per 128 x 128 block (DeepSeek-V3 weights).
-};
-
-/// Short name of a granularity ("per_tensor", "per_row", "1x128", "128x128").
-inline const char* granularity_name(ScaleGranularity g) {
-  switch (g) {
-    case ScaleGranularity::kPerTensor: return "per_tensor";
-    case ScaleGranularity::kPerRow: return "per_row";
-    case ScaleGranularity::kGroup1x128: return "1x128";
-    default: return "128x128";
-  }
-}
-
-/// Columns (along K) covered by one group or block scale.
-inline constexpr int kQuantGroupSize = 128;
-
 /// Dequantization scale for a group whose largest magnitude is `amax`: the
 /// smallest scale that maps amax into the format's range, so that no element
 /// of the group overflows and the amax element is never rounded to zero.
