@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/check/check.h"
+#include "common/device/epilogue.h"
 #include "common/device/output.h"
 #include "common/fp8/fp8.h"
 #include "common/fp8/quantize.h"
@@ -604,6 +605,148 @@ TEST(CheckTolerance, AnElementWhoseProductsCancelIsBoundedByS) {
   const std::vector<float> d = {4.0f, static_cast<float>(0.5 * t.s_coefficient * s[1])};
   const ToleranceCheck c = check_tolerance(d.data(), r.data(), s.data(), 2, t);
   EXPECT_TRUE(c.passed) << c.failure;
+}
+
+// -----------------------------------------------------------------------------
+// The epilogue's check (check_epilogue_rows)
+// -----------------------------------------------------------------------------
+
+// A kernel with FP32 accumulation and an epilogue, written with the same
+// functions the GPU kernels call (common/device/epilogue.h, output.h); the
+// bias index can be shifted and the activation swapped to make it wrong.
+struct EpilogueModel {
+  std::vector<float> bias;  // N values, or empty
+  Activation activation = Activation::kNone;
+  Activation computed_activation = Activation::kNone;  // what the model really applies
+  int64_t bias_shift = 0;
+  float d_scale = 1.0f;
+};
+
+std::vector<float> epilogue_kernel_model(const Fp8Operands& ops, int64_t m, int64_t n, int64_t k, OutputType type,
+                                         const EpilogueModel& e) {
+  std::vector<float> d(m * n);
+  const float scale = ops.a.scales[0] * ops.b.scales[0];
+  std::vector<uint8_t> stored(m * n * output_bytes(type));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (int64_t p = 0; p < k; ++p) {
+        acc = std::fma(fp8_to_float(ops.a.codes[i * k + p], Fp8Format::kE4M3),
+                       fp8_to_float(ops.b.codes[j * k + p], Fp8Format::kE4M3), acc);
+      }
+      const float bias = e.bias.empty() ? 0.0f : e.bias[(j + e.bias_shift) % n];
+      const float y = epilogue_value(acc * scale, bias, e.computed_activation);
+      store_output(stored.data(), i * n + j, type, y, e.d_scale);
+      d[i * n + j] = load_output(stored.data(), i * n + j, type, e.d_scale);
+    }
+  }
+  return d;
+}
+
+OutputCheck check_epilogue_model(OutputType type, const EpilogueModel& e, int64_t k = 256) {
+  const int64_t m = 24, n = 40;
+  const Fp8Operands ops = random_fp8_operands(m, n, k, 17);
+  const std::vector<double> a = dequantize(ops.a), b = dequantize(ops.b);
+  const ReferenceProduct ref = reference_gemm(a.data(), b.data(), m, n, k);
+  EpilogueReference reference;
+  reference.bias.assign(e.bias.begin(), e.bias.end());
+  reference.activation = e.activation;
+  reference.d_scale = e.d_scale;
+  return check_epilogue_rows(epilogue_kernel_model(ops, m, n, k, type, e), ref, reference, type, k,
+                             Accumulation::kFp32);
+}
+
+std::vector<float> random_bias(int64_t n, float sigma, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::normal_distribution<float> normal(0.0f, sigma);
+  std::vector<float> bias(n);
+  for (float& x : bias) x = normal(engine);
+  return bias;
+}
+
+constexpr OutputType kEveryOutput[] = {OutputType::kBF16, OutputType::kFP32, OutputType::kE4M3, OutputType::kE5M2};
+constexpr Activation kEveryActivation[] = {Activation::kNone, Activation::kGeluTanh, Activation::kGeluErf};
+
+TEST(CheckEpilogue, PassesACorrectKernelForEveryOutputActivationAndBias) {
+  for (OutputType type : kEveryOutput) {
+    for (Activation act : kEveryActivation) {
+      for (bool with_bias : {false, true}) {
+        EpilogueModel e;
+        if (with_bias) e.bias = random_bias(40, 1.0f, 5);
+        e.activation = e.computed_activation = act;
+        e.d_scale = is_fp8_output(type) ? 0.0625f : 1.0f;
+        const OutputCheck c = check_epilogue_model(type, e);
+        EXPECT_TRUE(c.passed) << output_name(type) << ", " << activation_name(act) << (with_bias ? ", bias" : "")
+                              << ": " << c.result.failure;
+      }
+    }
+  }
+}
+
+TEST(CheckEpilogue, FailsTheBiasOfTheNextColumn) {
+  for (OutputType type : kEveryOutput) {
+    EpilogueModel e;
+    e.bias = random_bias(40, 1.0f, 5);
+    e.bias_shift = 1;
+    e.d_scale = is_fp8_output(type) ? 0.0625f : 1.0f;
+    EXPECT_FALSE(check_epilogue_model(type, e).passed) << output_name(type);
+  }
+}
+
+// The two GELU forms differ by up to 5e-4 of z's units: FP32 output tells
+// them apart, BF16 (2^-8 relative) cannot, nor can FP8.
+TEST(CheckEpilogue, FailsTheOtherGeluFormWithFp32Output) {
+  for (Activation act : {Activation::kGeluTanh, Activation::kGeluErf}) {
+    EpilogueModel e;
+    e.activation = act;
+    e.computed_activation = act == Activation::kGeluTanh ? Activation::kGeluErf : Activation::kGeluTanh;
+    const OutputCheck c = check_epilogue_model(OutputType::kFP32, e);
+    EXPECT_FALSE(c.passed) << activation_name(act);
+  }
+}
+
+TEST(CheckEpilogue, FailsAMissingActivationOrAMissingBias) {
+  for (OutputType type : kEveryOutput) {
+    EpilogueModel e;
+    e.activation = Activation::kGeluErf;  // asked for, not applied
+    e.d_scale = is_fp8_output(type) ? 0.0625f : 1.0f;
+    EXPECT_FALSE(check_epilogue_model(type, e).passed) << output_name(type);
+    EpilogueModel no_bias;
+    no_bias.d_scale = e.d_scale;
+    const OutputCheck c = check_epilogue_rows(
+        epilogue_kernel_model(random_fp8_operands(24, 40, 256, 17), 24, 40, 256, type, no_bias),
+        [] {
+          const Fp8Operands ops = random_fp8_operands(24, 40, 256, 17);
+          const std::vector<double> a = dequantize(ops.a), b = dequantize(ops.b);
+          return reference_gemm(a.data(), b.data(), 24, 40, 256);
+        }(),
+        EpilogueReference{std::vector<double>(40, 1.0), Activation::kNone, e.d_scale}, type, 256, Accumulation::kFp32);
+    EXPECT_FALSE(c.passed) << output_name(type) << ": a bias of 1 never added passes";
+  }
+}
+
+// FP8 D saturates: a result beyond the format's largest value times d_scale
+// is stored as that value, and the check expects exactly that.
+TEST(CheckEpilogue, Fp8OutputSaturatesAtTheFormatsLargestValue) {
+  EpilogueModel e;
+  e.d_scale = 1.0f / 64;  // e4m3's 448 * 2^-6 = 7: most results saturate
+  const OutputCheck c = check_epilogue_model(OutputType::kE4M3, e);
+  EXPECT_TRUE(c.passed) << c.result.failure;
+}
+
+TEST(ReferenceAmax, IsTheLargestActivatedValue) {
+  const int64_t m = 24, n = 40, k = 256;
+  const Fp8Operands ops = random_fp8_operands(m, n, k, 17);
+  const std::vector<double> a = dequantize(ops.a), b = dequantize(ops.b);
+  const ReferenceProduct ref = reference_gemm(a.data(), b.data(), m, n, k);
+  const EpilogueReference e{{}, Activation::kGeluErf, 1.0f};
+  const AmaxReference amax = reference_amax(ref, e, k, Accumulation::kFp32);
+  double expected = 0.0;
+  for (double r : ref.value)
+    expected = std::max(expected, std::fabs(reference_epilogue_value(r, 0.0, Activation::kGeluErf)));
+  EXPECT_EQ(amax.amax, expected);
+  EXPECT_GT(amax.bound, 0.0);
+  EXPECT_LT(amax.bound, 1e-4 * amax.amax);
 }
 
 // -----------------------------------------------------------------------------

@@ -1,11 +1,14 @@
 #include "common/check/check.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <set>
 #include <sstream>
 
 #include "common/check/parallel.h"
+#include "common/device/epilogue.h"
 
 namespace fp8gemm {
 
@@ -65,6 +68,142 @@ OutputCheck check_rows(const std::vector<float>& d_rows, const ReferenceProduct&
                                  static_cast<int64_t>(d_rows.size()), check.tolerance);
   check.passed = check.result.passed;
   return check;
+}
+
+double reference_epilogue_value(double r, double bias, Activation activation) {
+  const double z = r + bias;
+  switch (activation) {
+    case Activation::kGeluTanh: {
+      const double sqrt_two_over_pi = 0.79788456080286535588;
+      return 0.5 * z * (1.0 + std::tanh(sqrt_two_over_pi * (z + 0.044715 * z * z * z)));
+    }
+    case Activation::kGeluErf: return 0.5 * z * (1.0 + std::erf(z * 0.70710678118654752440));
+    default: return z;
+  }
+}
+
+namespace {
+
+// The pieces of the epilogue's element bound (check.h, check_epilogue_rows).
+struct EpilogueBound {
+  double u_out = 0.0;  // unit roundoff of D (with the division by d_scale for FP8)
+  double eta = 0.0;    // absolute slack of D's smallest values
+  double slope = 1.0;  // L
+  double limit = 0.0;  // FP8: the largest value D can hold (format max * d_scale); 0: none
+  Tolerance gemm;      // the accumulation's bounds, FP32 output
+};
+
+EpilogueBound epilogue_bound(const EpilogueReference& e, OutputType d_type, int64_t k, Accumulation accumulation) {
+  EpilogueBound b;
+  b.gemm = gemm_tolerance(OutputType::kFP32, k, accumulation);
+  b.slope = e.activation == Activation::kNone ? 1.0 : kGeluSlopeBound;
+  if (is_fp8_output(d_type)) {
+    const Fp8Format f = fp8_output_format(d_type);
+    // Round to 1 + mantissa bits significant bits, after one FP32 division.
+    b.u_out = std::ldexp(1.0, -(fp8_mantissa_bits(f) + 1)) + kFp32UnitRoundoff;
+    // Half the spacing of the subnormals, 2^(1 - bias - mantissa bits) / 2, in D's units.
+    b.eta = std::ldexp(1.0, -fp8_bias(f) - fp8_mantissa_bits(f)) * e.d_scale + 0x1p-126;
+    b.limit = static_cast<double>(fp8_max(f)) * e.d_scale;
+  } else {
+    b.u_out = output_unit_roundoff(d_type);
+    b.eta = 0x1p-126;
+  }
+  return b;
+}
+
+// The error allowed in y = activation(z) before D's rounding, for an element
+// whose exact z and y are z and y, with absolute sum s, and the coefficient
+// of S of the accumulation (derived or calibrated).
+double activation_error(const EpilogueBound& b, const EpilogueReference& e, double z, double y, double s,
+                        double s_coefficient) {
+  const double u = kFp32UnitRoundoff;
+  const double e_z = s_coefficient * s + u * (std::fabs(z) + s_coefficient * s);
+  const double e_act = e.activation == Activation::kNone ? 0.0 : 8.0 * u * (std::fabs(z) + std::fabs(y));
+  return b.slope * e_z + e_act;
+}
+
+}  // namespace
+
+OutputCheck check_epilogue_rows(const std::vector<float>& d_rows, const ReferenceProduct& reference,
+                                const EpilogueReference& epilogue, OutputType d_type, int64_t k,
+                                Accumulation accumulation) {
+  const EpilogueBound b = epilogue_bound(epilogue, d_type, k, accumulation);
+  OutputCheck check;
+  check.tolerance = b.gemm;
+  check.tolerance.r_coefficient = b.u_out;
+  check.tolerance.absolute = b.eta;
+  const int64_t count = static_cast<int64_t>(d_rows.size());
+  std::vector<double> target(static_cast<size_t>(count));
+  ToleranceCheck& result = check.result;
+  for (int64_t i = 0; i < count; ++i) {
+    const double bias = epilogue.bias.empty() ? 0.0 : epilogue.bias[static_cast<size_t>(i % reference.n)];
+    const double y = reference_epilogue_value(reference.value[static_cast<size_t>(i)], bias, epilogue.activation);
+    target[static_cast<size_t>(i)] = b.limit > 0.0 ? std::clamp(y, -b.limit, b.limit) : y;
+  }
+  result.metrics = measure_error(d_rows.data(), target.data(), count);
+  for (int64_t i = 0; i < count; ++i) {
+    const double x = d_rows[static_cast<size_t>(i)];
+    const double r = reference.value[static_cast<size_t>(i)];
+    const double s = reference.abs_sum[static_cast<size_t>(i)];
+    const double t = target[static_cast<size_t>(i)];
+    const double bias = epilogue.bias.empty() ? 0.0 : epilogue.bias[static_cast<size_t>(i % reference.n)];
+    if (!std::isfinite(x)) {
+      if (result.worst_ratio != std::numeric_limits<double>::infinity()) {
+        result.worst_index = i;
+        result.worst_ratio = std::numeric_limits<double>::infinity();
+      }
+      continue;
+    }
+    const double error = std::fabs(x - t);
+    auto bound_with = [&](double s_coefficient) {
+      return b.u_out * std::fabs(t) + (1.0 + b.u_out) * activation_error(b, epilogue, r + bias, t, s, s_coefficient) +
+             b.eta;
+    };
+    double bound = bound_with(b.gemm.s_coefficient);
+    if (error > bound) ++result.elements_over_bound;
+    if (b.gemm.calibrated) {
+      const double calibrated = bound_with(b.gemm.calibrated_element_coefficient);
+      if (error > calibrated) ++result.elements_over_calibrated_bound;
+      bound = std::min(bound, calibrated);
+    }
+    const double ratio = error / bound;
+    if (result.worst_index < 0 || ratio > result.worst_ratio) {
+      result.worst_index = i;
+      result.worst_ratio = ratio;
+    }
+  }
+  std::ostringstream failure;
+  const ErrorMetrics& m = result.metrics;
+  if (m.non_finite > 0) {
+    failure << m.non_finite << " of " << m.elements << " elements are NaN or infinite";
+  } else if (result.elements_over_bound > 0) {
+    failure << result.elements_over_bound << " of " << m.elements
+            << " elements exceed the epilogue's bound |D - Y| <= u_out |Y| + (1 + u_out) (L e_z + e_act) + eta (u_out "
+            << b.u_out << ", L " << b.slope << ", accumulation coefficient " << b.gemm.s_coefficient << ")";
+  } else if (result.elements_over_calibrated_bound > 0) {
+    failure << result.elements_over_calibrated_bound << " of " << m.elements
+            << " elements exceed the epilogue's bound with the calibrated accumulation coefficient "
+            << b.gemm.calibrated_element_coefficient << " (K calibrated at " << b.gemm.calibrated_k << ")";
+  }
+  result.failure = failure.str();
+  result.passed = result.failure.empty();
+  check.passed = result.passed;
+  return check;
+}
+
+AmaxReference reference_amax(const ReferenceProduct& reference, const EpilogueReference& epilogue, int64_t k,
+                             Accumulation accumulation) {
+  const EpilogueBound b = epilogue_bound(epilogue, OutputType::kFP32, k, accumulation);
+  AmaxReference out;
+  for (size_t i = 0; i < reference.value.size(); ++i) {
+    const double bias = epilogue.bias.empty() ? 0.0 : epilogue.bias[i % static_cast<size_t>(reference.n)];
+    const double r = reference.value[i];
+    const double y = reference_epilogue_value(r, bias, epilogue.activation);
+    const double error = activation_error(b, epilogue, r + bias, y, reference.abs_sum[i], b.gemm.s_coefficient);
+    if (std::fabs(y) > out.amax) out.amax = std::fabs(y);
+    out.bound = std::max(out.bound, error + kFp32UnitRoundoff * std::fabs(y));
+  }
+  return out;
 }
 
 std::string describe_check(const OutputCheck& check, const std::vector<float>& d_rows,

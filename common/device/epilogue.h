@@ -1,0 +1,64 @@
+/// @file epilogue.h
+/// @brief The arithmetic of the epilogue, the same on the host and on every
+///        GPU: the bias, GELU in its two forms, and the slope bound the
+///        tolerance of an activated output is derived from. Kernels (Hopper
+///        and CDNA) and the unfused baseline call these; the tests compare
+///        them with double-precision formulas.
+///
+/// Per element, after the K loop and the scales:
+///   z = sum + bias[n]   (one FP32 addition)
+///   y = activation(z)   (FP32)
+///   D = y rounded to D's type (common/device/output.h; FP8: fp8(y / d_scale))
+///   amax = max |y| over D (FP8 D with d_amax only)
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "common/api/gemm.h"
+#include "common/device/output.h"
+#include "common/portability.h"
+
+namespace fp8gemm {
+
+/// sqrt(2 / pi), rounded to float: the tanh form's inner factor.
+inline constexpr float kGeluSqrtTwoOverPi = 0.7978845608028654f;
+/// The cubic coefficient of the tanh form.
+inline constexpr float kGeluCubic = 0.044715f;
+/// 1 / sqrt(2), rounded to float: the erf form's argument factor.
+inline constexpr float kGeluInvSqrtTwo = 0.7071067811865476f;
+/// An upper bound on |GELU'(z)| over all z, for both forms (the largest
+/// slope, about 1.129, is near z = 2.4; the most negative, about -0.13, near
+/// z = -0.75): an error e in z moves GELU(z) by at most this times e.
+inline constexpr double kGeluSlopeBound = 1.13;
+
+/// GELU, tanh form: z / 2 (1 + tanh(sqrt(2 / pi) (z + 0.044715 z^3))).
+/// cuBLASLt's CUBLASLT_EPILOGUE_GELU computes this form.
+FP8GEMM_HOST_DEVICE inline float gelu_tanh(float z) {
+  return 0.5f * z * (1.0f + tanhf(kGeluSqrtTwoOverPi * (z + kGeluCubic * z * z * z)));
+}
+
+/// GELU, erf form (the definition): z / 2 (1 + erf(z / sqrt(2))).
+FP8GEMM_HOST_DEVICE inline float gelu_erf(float z) { return 0.5f * z * (1.0f + erff(z * kGeluInvSqrtTwo)); }
+
+/// The activation `a` of z.
+FP8GEMM_HOST_DEVICE inline float apply_activation(float z, Activation a) {
+  switch (a) {
+    case Activation::kGeluTanh: return gelu_tanh(z);
+    case Activation::kGeluErf: return gelu_erf(z);
+    default: return z;
+  }
+}
+
+/// Element n of a bias vector of type `type`, as a float (exact).
+FP8GEMM_HOST_DEVICE inline float load_bias(const void* bias, int64_t n, BiasType type) {
+  return type == BiasType::kBF16 ? bf16_bits_to_float(static_cast<const uint16_t*>(bias)[n])
+                                 : static_cast<const float*>(bias)[n];
+}
+
+/// y of one element from its scaled sum: activation(sum + bias), in FP32.
+FP8GEMM_HOST_DEVICE inline float epilogue_value(float scaled_sum, float bias, Activation a) {
+  return apply_activation(scaled_sum + bias, a);
+}
+
+}  // namespace fp8gemm
