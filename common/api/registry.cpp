@@ -23,9 +23,9 @@ std::vector<GemmShape> default_must_run(const StepConstraints& c) {
     for (int a = 0; a < kNumFp8Formats; ++a) {
       for (int b = 0; b < kNumFp8Formats; ++b) {
         if ((c.formats >> a & 1u) == 0 || (c.formats >> b & 1u) == 0 || (a != b && !c.mixed_formats)) continue;
-        for (OutputType d : {OutputType::kBF16, OutputType::kFP32}) {
-          if ((c.outputs >> static_cast<int>(d) & 1u) == 0) continue;
-          cases.push_back(GemmShape{s[0], s[1], s[2], Fp8Format(a), Fp8Format(b), d});
+        for (int d = 0; d < kNumOutputTypes; ++d) {
+          if ((c.outputs >> d & 1u) == 0) continue;
+          cases.push_back(GemmShape{s[0], s[1], s[2], Fp8Format(a), Fp8Format(b), OutputType(d)});
         }
       }
     }
@@ -44,6 +44,7 @@ std::string gemm_shape_name(const GemmShape& s) {
     name += std::string("_") + fp8_name(s.a_format) + "_" + fp8_name(s.b_format);
   }
   if (s.d_type == OutputType::kFP32) name += "_fp32";
+  if (is_fp8_output(s.d_type)) name += std::string("_to_") + output_name(s.d_type);
   return name;
 }
 

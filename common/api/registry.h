@@ -58,7 +58,8 @@ std::vector<GemmShape> default_must_run(const StepConstraints& c);
 bool same_gemm_shape(const GemmShape& x, const GemmShape& y);
 
 /// "4096x4096x4096", then "_e5m2_e4m3" unless both formats are e4m3, then
-/// "_fp32" for FP32 output: the name the GPU tests give a case.
+/// "_fp32" for FP32 output or "_to_e4m3" / "_to_e5m2" for FP8 output: the
+/// name the GPU tests give a case.
 std::string gemm_shape_name(const GemmShape& shape);
 
 /// Launches the step's kernel on already-validated arguments. Returns

@@ -19,4 +19,11 @@ namespace fp8gemm::test_support {
 ::testing::AssertionResult matches_reference(const OutputSnapshot& d, const ReferencedProblem& problem,
                                              Accumulation accumulation);
 
+/// Success when an FP8 output's amax matches the reference's: within the
+/// element bound where every row was checked, at least the checked rows'
+/// amax where they were sampled.
+::testing::AssertionResult matches_reference_amax(float amax, const ReferenceProduct& ref,
+                                                  const EpilogueReference& epilogue, int64_t m, int64_t k,
+                                                  Accumulation accumulation);
+
 }  // namespace fp8gemm::test_support

@@ -42,8 +42,8 @@ DeviceBuffer<uint8_t> upload_operand(const QuantizedMatrix& q, int64_t ld) {
 // GuardedOutput
 // -----------------------------------------------------------------------------
 
-GuardedOutput::GuardedOutput(int64_t m, int64_t n, int64_t ldd, OutputType type)
-    : m_(m), n_(n), ldd_(ldd), type_(type) {
+GuardedOutput::GuardedOutput(int64_t m, int64_t n, int64_t ldd, OutputType type, float d_scale)
+    : m_(m), n_(n), ldd_(ldd), type_(type), d_scale_(d_scale) {
   const int64_t row_bytes = ldd * output_bytes(type);
   // A multiple of 256 bytes keeps D as aligned as cudaMalloc's own pointers.
   guard_bytes_ = round_up(std::max<int64_t>(kGuardRows * row_bytes, 64 * 1024), 256);
@@ -61,7 +61,7 @@ OutputSnapshot GuardedOutput::download(cudaStream_t stream) const {
   FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<uint8_t> bytes(buffer_.bytes());
   FP8GEMM_CUDA_CHECK(cudaMemcpy(bytes.data(), buffer_.get(), buffer_.bytes(), cudaMemcpyDeviceToHost));
-  return OutputSnapshot(std::move(bytes), guard_bytes_, m_, n_, ldd_, type_);
+  return OutputSnapshot(std::move(bytes), guard_bytes_, m_, n_, ldd_, type_, d_scale_);
 }
 
 // -----------------------------------------------------------------------------
@@ -69,8 +69,8 @@ OutputSnapshot GuardedOutput::download(cudaStream_t stream) const {
 // -----------------------------------------------------------------------------
 
 OutputSnapshot::OutputSnapshot(std::vector<uint8_t> bytes, int64_t guard_bytes, int64_t m, int64_t n, int64_t ldd,
-                               OutputType type)
-    : bytes_(std::move(bytes)), guard_bytes_(guard_bytes), m_(m), n_(n), ldd_(ldd), type_(type) {}
+                               OutputType type, float d_scale)
+    : bytes_(std::move(bytes)), guard_bytes_(guard_bytes), m_(m), n_(n), ldd_(ldd), type_(type), d_scale_(d_scale) {}
 
 float OutputSnapshot::value(int64_t row, int64_t col) const {
   const uint8_t* element = bytes_.data() + guard_bytes_ + (row * ldd_ + col) * output_bytes(type_);
@@ -79,6 +79,7 @@ float OutputSnapshot::value(int64_t row, int64_t col) const {
     std::memcpy(&bits, element, sizeof bits);
     return bf16_bits_to_float(bits);
   }
+  if (is_fp8_output(type_)) return load_output(element, 0, type_, d_scale_);
   float value;
   std::memcpy(&value, element, sizeof value);
   return value;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "common/api/cuda_check.h"
@@ -32,8 +33,10 @@ inline constexpr uint8_t kPoisonByte = 0xFF;
 /// A host copy of D and its guard band, taken after a launch.
 class OutputSnapshot {
  public:
-  /// Takes over the bytes of the whole allocation (guard, D, guard).
-  OutputSnapshot(std::vector<uint8_t> bytes, int64_t guard_bytes, int64_t m, int64_t n, int64_t ldd, OutputType type);
+  /// Takes over the bytes of the whole allocation (guard, D, guard); d_scale
+  /// is an FP8 D's dequantization scale (1 for the other types).
+  OutputSnapshot(std::vector<uint8_t> bytes, int64_t guard_bytes, int64_t m, int64_t n, int64_t ldd, OutputType type,
+                 float d_scale = 1.0f);
 
   /// Rows of D.
   int64_t m() const { return m_; }
@@ -41,7 +44,13 @@ class OutputSnapshot {
   int64_t n() const { return n_; }
   /// Element type of D.
   OutputType type() const { return type_; }
-  /// Element (row, col) of D as a float.
+  /// FP8 D's dequantization scale (1 for the other types).
+  float d_scale() const { return d_scale_; }
+  /// The amax the launch wrote (GemmArgs::d_amax), if one was asked for.
+  const std::optional<float>& amax() const { return amax_; }
+  /// Records the amax read back after the launch.
+  void set_amax(float amax) { amax_ = amax; }
+  /// Element (row, col) of D as a float (FP8: the code's value times d_scale).
   float value(int64_t row, int64_t col) const;
   /// The listed rows of D as floats: rows.size() x N, row-major.
   std::vector<float> rows(const std::vector<int64_t>& rows) const;
@@ -62,6 +71,8 @@ class OutputSnapshot {
   int64_t guard_bytes_;
   int64_t m_, n_, ldd_;
   OutputType type_;
+  float d_scale_;
+  std::optional<float> amax_;
 };
 
 /// D (M x N, leading dimension ldd) on the device inside a guard band of at
@@ -73,7 +84,7 @@ class GuardedOutput {
   static constexpr int64_t kGuardRows = 4;
 
   /// Allocates D and its guard band; call poison() before each launch.
-  GuardedOutput(int64_t m, int64_t n, int64_t ldd, OutputType type);
+  GuardedOutput(int64_t m, int64_t n, int64_t ldd, OutputType type, float d_scale = 1.0f);
 
   /// Device pointer to D[0, 0]; 256-byte aligned.
   void* d() const { return buffer_.get() + guard_bytes_; }
@@ -81,6 +92,8 @@ class GuardedOutput {
   int64_t ldd() const { return ldd_; }
   /// Element type of D.
   OutputType type() const { return type_; }
+  /// FP8 D's dequantization scale.
+  float d_scale() const { return d_scale_; }
 
   /// Fills the guard band with kGuardByte and D with kPoisonByte (NaN).
   void poison(cudaStream_t stream);
@@ -90,6 +103,7 @@ class GuardedOutput {
  private:
   int64_t m_, n_, ldd_;
   OutputType type_;
+  float d_scale_;
   int64_t guard_bytes_;  // before D and after it
   DeviceBuffer<uint8_t> buffer_;
 };

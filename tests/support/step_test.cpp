@@ -1,5 +1,7 @@
 #include "support/step_test.h"
 
+#include <cmath>
+
 #include <algorithm>
 
 #include "common/api/cuda_check.h"
@@ -48,13 +50,25 @@ void StepTest::SetUp() {
 void run_step_checked(const StepInfo& step, const GemmShape& shape, const DeviceOperands& operands, int64_t ldd,
                       bool fast_accumulation, Refusal refusal, std::optional<OutputSnapshot>* result) {
   result->reset();
-  GuardedOutput d(shape.m, shape.n, ldd, shape.d_type);
+  // FP8 D: a scale that is not 1 (a kernel that ignored it would fail) and
+  // puts the results, about N(0, K) on these inputs, near 32 in code units.
+  const float d_scale =
+      is_fp8_output(shape.d_type) ? static_cast<float>(std::sqrt(static_cast<double>(shape.k)) / 32) : 1.0f;
+  GuardedOutput d(shape.m, shape.n, ldd, shape.d_type, d_scale);
   CudaStream stream;
   d.poison(stream.get());
+  // And its amax, poisoned with NaN: the launch must write it.
+  DeviceBuffer<float> amax(1);
+  if (is_fp8_output(shape.d_type))
+    FP8GEMM_CUDA_CHECK(cudaMemsetAsync(amax.get(), kPoisonByte, sizeof(float), stream.get()));
 
   const GemmBuffers buffers{operands.a, operands.lda, operands.a_scale, operands.b, operands.ldb, operands.b_scale,
                             d.d(),      ldd};
-  const GemmArgs args = make_gemm_args(shape, buffers, stream.get(), fast_accumulation);
+  GemmArgs args = make_gemm_args(shape, buffers, stream.get(), fast_accumulation);
+  if (is_fp8_output(shape.d_type)) {
+    args.d_scale = d_scale;
+    args.d_amax = amax.get();
+  }
 
   const Status accepted = check_step_constraints(step, args);
   const Status status = run_step(step, args);
@@ -78,6 +92,11 @@ void run_step_checked(const StepInfo& step, const GemmShape& shape, const Device
                            << describe_constraints(step.constraints) << "): " << status_code_name(status.code) << ": "
                            << status.message;
   EXPECT_TRUE(out.every_element_written());
+  if (is_fp8_output(shape.d_type)) {
+    float written = 0.0f;
+    FP8GEMM_CUDA_CHECK(cudaMemcpy(&written, amax.get(), sizeof written, cudaMemcpyDeviceToHost));
+    out.set_amax(written);
+  }
   result->emplace(std::move(out));
 }
 

@@ -1,0 +1,391 @@
+// Step 07 (Hopper) — the fused epilogue: scales at every granularity, bias,
+// GELU, and an FP8 output with its amax, inside the kernel of step 06.
+//
+// D[m,n] = out( act( sum_k (A[m,k] s_A(m,k)) (B[n,k] s_B(n,k)) + bias[n] ) )
+//
+// The mainloop is step 06's: a producer warpgroup feeds a 6-stage ring of
+// 128 x 128 tiles of A and B through the TMA, two consumer warpgroups run
+// wgmma.m64n128k32 on them and promote each K block of 128 into FP32
+// registers. What is new is what happens to the numbers:
+//
+//   1 x 128 scales of A and 128 x 128 scales of B (DeepSeek-V3's activations
+//     and weights) change along K, so they cannot wait for the epilogue. The
+//     K block of a stage is exactly one scale group, so the promotion that
+//     adds a block's partial sum into the FP32 total multiplies it by the two
+//     scales on the way, one FMA per accumulator:
+//         total = fma(partial, s_A(row, kb) * s_B(n_block, kb), total)
+//   Per-tensor scales (host floats, or one float in device memory: "delayed
+//     scaling") and per-row scales are constant along K and are applied once,
+//     in the epilogue.
+//   The epilogue then adds the bias (BF16 or FP32, one per column), applies
+//     GELU (tanh or erf form) and writes D as BF16, FP32 or FP8 (y / d_scale,
+//     saturating, round to nearest even), reducing max |y| into d_amax with
+//     a warp reduction and one atomic per block.
+//
+// The arithmetic of the epilogue lives in common/device/epilogue.h, shared
+// with the CDNA kernel and the unfused baseline, and tested on the CPU.
+//
+// Requires sm_90a; the chapter (README.md) explains every piece.
+//
+// Everything below is in an unnamed namespace: a copy of this folder (a fork)
+// compiles the same names into its own unit, and both link into one program.
+#pragma once
+
+#include <algorithm>
+#include <type_traits>
+
+#include "common/device/amax.cuh"
+#include "common/device/epilogue.h"
+#include "common/device/kernel.h"
+#include "common/sm90/mbarrier.cuh"
+#include "common/sm90/tma.cuh"
+#include "common/sm90/wgmma.cuh"
+
+namespace fp8gemm {
+namespace {
+
+// ---- what a reader would tune ------------------------------------------------
+constexpr int kBlockM = 128;  // rows of D per block: 2 consumer warpgroups x 64
+constexpr int kBlockN = 128;  // columns of D per block: the N of one wgmma
+constexpr int kBlockK = 128;  // K per stage: one 128-byte swizzle row of FP8
+constexpr int kStages = 6;    // shared-memory ring: 6 x 32 KB = 192 KB
+constexpr int kConsumerWarpgroups = kBlockM / 64;
+constexpr int kThreads = (kConsumerWarpgroups + 1) * sm90::kWarpgroupThreads;  // + 1 producer warpgroup
+
+constexpr uint32_t kTileBytesA = kBlockM * kBlockK;  // FP8: one byte per element
+constexpr uint32_t kTileBytesB = kBlockN * kBlockK;
+
+// The tiles, in dynamic shared memory. Every tile starts on a 1024-byte
+// boundary, where the 128-byte swizzle pattern (8 rows x 128 bytes) starts.
+struct StageTiles {
+  uint8_t a[kStages][kTileBytesA];
+  uint8_t b[kStages][kTileBytesB];
+};
+static_assert(kTileBytesA % 1024 == 0 && kTileBytesB % 1024 == 0, "tiles must keep 1024-byte alignment");
+constexpr size_t kDynamicSharedBytes = sizeof(StageTiles) + 1024;  // + slack to align the start
+constexpr int kConsumerWarps = kConsumerWarpgroups * sm90::kWarpgroupThreads / kWarpSize;
+// The barriers and the amax scratch live in static shared memory; their size
+// also tells the launcher that the sm_90a body was compiled (see kernel_has_sm90a_image).
+constexpr size_t kStaticSharedBytes = 2 * kStages * sizeof(uint64_t) + kConsumerWarps * sizeof(float);
+constexpr int kAmaxBarrier = 1;  // the named barrier of the consumers' amax reduction
+
+#if FP8GEMM_SM90A_DEVICE
+constexpr int kWgmmaK = 32;                                            // K of one FP8 wgmma
+constexpr int kAccumulators = 64 * kBlockN / sm90::kWarpgroupThreads;  // FP32 per thread: 64
+constexpr uint32_t kStageBytes = kTileBytesA + kTileBytesB;            // what the TMA delivers per stage
+
+// The scales constant along K of one element, applied in the epilogue:
+// A's per-tensor or per-row scale times B's. A 1 x 128 or 128 x 128 operand
+// contributes 1 here: its scales were applied at each promotion.
+struct EpilogueScales {
+  float a_tensor = 1.0f;          // A per tensor (host float, or the float a_scales points to); 1 otherwise
+  float b_tensor = 1.0f;          // B per tensor, likewise
+  const float* a_rows = nullptr;  // A per row: M scales; nullptr otherwise
+  const float* b_rows = nullptr;  // B per row: N scales; nullptr otherwise
+};
+
+__device__ __forceinline__ EpilogueScales epilogue_scales(const GemmArgs& args) {
+  EpilogueScales s;
+  if (args.a_scale_granularity == ScaleGranularity::kPerTensor) {
+    s.a_tensor = args.a_scales != nullptr ? *args.a_scales : args.a_scale;
+  } else if (args.a_scale_granularity == ScaleGranularity::kPerRow) {
+    s.a_rows = args.a_scales;
+  }
+  if (args.b_scale_granularity == ScaleGranularity::kPerTensor) {
+    s.b_tensor = args.b_scales != nullptr ? *args.b_scales : args.b_scale;
+  } else if (args.b_scale_granularity == ScaleGranularity::kPerRow) {
+    s.b_rows = args.b_scales;
+  }
+  return s;
+}
+
+// Stores two neighbouring elements of one row of D (columns col, col + 1;
+// col even) as type T, the second only if col + 1 < N. Alignment: D's pointer
+// and row pitch are 16-byte multiples (the step's constraints) and col is
+// even, so the pair store is aligned.
+template <typename T>
+__device__ __forceinline__ void store_pair(T* d_row, int64_t col, int64_t n, T v0, T v1) {
+  if (col + 1 < n) {
+    if constexpr (sizeof(T) == 1) {
+      *reinterpret_cast<uint16_t*>(d_row + col) = static_cast<uint16_t>(v0 | (static_cast<uint16_t>(v1) << 8));
+    } else if constexpr (sizeof(T) == 2) {
+      *reinterpret_cast<uint32_t*>(d_row + col) = v0 | (static_cast<uint32_t>(v1) << 16);
+    } else {
+      *reinterpret_cast<float2*>(d_row + col) = make_float2(v0, v1);
+    }
+  } else if (col < n) {
+    d_row[col] = v0;
+  }
+}
+
+// The epilogue of this thread's part of the block's D tile: acc (64 FP32
+// values in the wgmma fragment layout, see wgmma_m64n128k32) times the scales
+// constant along K, plus the bias, through the activation, rounded to D's
+// type. Returns the largest |y| this thread produced (for FP8 D's amax).
+template <OutputType kOut>
+__device__ __forceinline__ float epilogue_fragment(const float (&acc)[kAccumulators], const GemmArgs& args,
+                                                   const EpilogueScales& scales, int64_t row0, int64_t col0) {
+  using T = std::conditional_t<kOut == OutputType::kFP32, float,
+                               std::conditional_t<kOut == OutputType::kBF16, uint16_t, uint8_t>>;
+  T* d = static_cast<T*>(args.d);
+  float amax = 0.0f;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {  // h = 1: the row 8 below
+    const int64_t row = row0 + 8 * h;
+    if (row >= args.m) continue;
+    const float row_scale = scales.a_tensor * (scales.a_rows != nullptr ? scales.a_rows[row] : 1.0f);
+    T* d_row = d + row * args.ldd;
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+      const int64_t col = col0 + 8 * j;
+      float y[2];
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int64_t column = col + c < args.n ? col + c : args.n - 1;  // a column past N is computed, not stored
+        const float col_scale = scales.b_tensor * (scales.b_rows != nullptr ? scales.b_rows[column] : 1.0f);
+        const float bias = args.bias != nullptr ? load_bias(args.bias, column, args.bias_type) : 0.0f;
+        y[c] = epilogue_value(acc[4 * j + 2 * h + c] * (row_scale * col_scale), bias, args.activation);
+        if (col + c < args.n) amax = fmaxf(amax, fabsf(y[c]));
+      }
+      if constexpr (kOut == OutputType::kFP32) {
+        store_pair<T>(d_row, col, args.n, y[0], y[1]);
+      } else if constexpr (kOut == OutputType::kBF16) {
+        store_pair<T>(d_row, col, args.n, float_to_bf16_bits(y[0]), float_to_bf16_bits(y[1]));
+      } else {
+        store_pair<T>(d_row, col, args.n, fp8_output_code(y[0], kOut, args.d_scale),
+                      fp8_output_code(y[1], kOut, args.d_scale));
+      }
+    }
+  }
+  return amax;
+}
+#endif
+
+// kBlockScales: A has 1 x 128 or B has 128 x 128 scales, applied at each
+// promotion (so kPromote is true).
+template <Fp8Format kFormatA, Fp8Format kFormatB, bool kPromote, bool kBlockScales>
+__global__ void __launch_bounds__(kThreads, 1)
+    wgmma_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
+                          const __grid_constant__ CUtensorMap tensor_map_b, GemmArgs args) {
+#if FP8GEMM_SM90A_DEVICE
+  using namespace sm90;
+  __shared__ uint64_t full_barrier[kStages];   // the TMA has filled the stage
+  __shared__ uint64_t empty_barrier[kStages];  // the consumers are done with the stage
+  __shared__ float amax_scratch[kConsumerWarps];
+  extern __shared__ uint8_t dynamic_shared[];
+  const uint32_t tiles_start = (shared_address(dynamic_shared) + 1023u) & ~1023u;
+  const uint32_t tiles_a = tiles_start + offsetof(StageTiles, a);  // shared-window addresses
+  const uint32_t tiles_b = tiles_start + offsetof(StageTiles, b);
+
+  // Block -> tile of D. Consecutive blocks walk down M, sharing one B tile.
+  const int m_tiles = static_cast<int>((args.m + kBlockM - 1) / kBlockM);
+  const int m_block = static_cast<int>(blockIdx.x % m_tiles);
+  const int n_block = static_cast<int>(blockIdx.x / m_tiles);
+  const int k_blocks = static_cast<int>((args.k + kBlockK - 1) / kBlockK);  // the last one zero-filled past K
+  const int warpgroup = threadIdx.x / kWarpgroupThreads;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(shared_address(&full_barrier[s]), 1);                // the producer's arrive.expect_tx
+      mbarrier_init(shared_address(&empty_barrier[s]), kConsumerWarps);  // lane 0 of each consumer warp
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (warpgroup == kConsumerWarpgroups) {
+    // ---- producer: one thread feeds the ring; the rest of the warpgroup idles.
+    if (threadIdx.x == kConsumerWarpgroups * kWarpgroupThreads) {
+      prefetch_tensor_map(&tensor_map_a);
+      prefetch_tensor_map(&tensor_map_b);
+      int stage = 0;
+      uint32_t phase = 0;  // parity of the round of the ring
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        // Wait until the consumers released this stage in the previous round
+        // (parity phase ^ 1; in round 0 that wait returns at once).
+        mbarrier_wait(shared_address(&empty_barrier[stage]), phase ^ 1);
+        const uint32_t full = shared_address(&full_barrier[stage]);
+        mbarrier_arrive_expect_tx(full, kStageBytes);  // always the whole box, zero-filled parts included
+        tma_load_2d(tiles_a + stage * kTileBytesA, &tensor_map_a, full, kb * kBlockK, m_block * kBlockM);
+        tma_load_2d(tiles_b + stage * kTileBytesB, &tensor_map_b, full, kb * kBlockK, n_block * kBlockN);
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+    }
+    return;
+  }
+
+  // ---- consumers: warpgroup w multiplies rows 64w..64w+63 of the A tile.
+  float accum[kAccumulators];                 // wgmma's accumulators
+  float total[kPromote ? kAccumulators : 1];  // promoted FP32 sums (promotion only)
+#pragma unroll
+  for (int i = 0; i < kAccumulators; ++i) accum[i] = 0.0f;
+  if constexpr (kPromote) {
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) total[i] = 0.0f;
+  }
+  const int lane = threadIdx.x % kWarpSize;
+  const int warp_in_group = (threadIdx.x % kWarpgroupThreads) / kWarpSize;
+  // This thread's rows of D: row0 and row0 + 8 (the wgmma fragment layout).
+  const int64_t row0 = static_cast<int64_t>(m_block) * kBlockM + warpgroup * 64 + warp_in_group * 16 + lane / 4;
+  // Block scales: where this thread's rows of A (1 x 128) and this tile's
+  // columns of B (128 x 128) keep their K blocks' scales. Rows past M (zero
+  // filled by the TMA) read the last row's: their products are zero anyway.
+  const float* a_block_scales[2] = {nullptr, nullptr};
+  const float* b_block_scales = nullptr;
+  if constexpr (kBlockScales) {
+    if (args.a_scale_granularity == ScaleGranularity::kGroup1x128) {
+      for (int h = 0; h < 2; ++h) a_block_scales[h] = args.a_scales + std::min(row0 + 8 * h, args.m - 1) * k_blocks;
+    }
+    if (args.b_scale_granularity == ScaleGranularity::kBlock128x128) {
+      b_block_scales = args.b_scales + static_cast<int64_t>(n_block) * k_blocks;
+    }
+  }
+  int stage = 0;
+  uint32_t phase = 0;
+  for (int kb = 0; kb < k_blocks; ++kb) {
+    // This K block's scales, loaded before the wait so that the load overlaps it.
+    float block_scale[2] = {1.0f, 1.0f};
+    if constexpr (kBlockScales) {
+      const float b_scale = b_block_scales != nullptr ? b_block_scales[kb] : 1.0f;
+      for (int h = 0; h < 2; ++h)
+        block_scale[h] = (a_block_scales[h] != nullptr ? a_block_scales[h][kb] : 1.0f) * b_scale;
+    }
+    mbarrier_wait(shared_address(&full_barrier[stage]), phase);
+    __syncwarp();  // wgmma is .aligned: the warp must be converged
+
+    const uint64_t desc_a = make_kmajor_sw128_descriptor(tiles_a + stage * kTileBytesA + warpgroup * 64 * kBlockK);
+    const uint64_t desc_b = make_kmajor_sw128_descriptor(tiles_b + stage * kTileBytesB);
+    fence_registers(accum);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
+      // + (32 bytes >> 4) per step along K inside the swizzled 128-byte rows.
+      // Promotion restarts the sum each K block (accumulate = false overwrites);
+      // fast accumulation restarts it only at the very first wgmma.
+      const bool accumulate = kPromote ? kk > 0 : (kb > 0 || kk > 0);
+      wgmma_m64n128k32<kFormatA, kFormatB>(accum, desc_a + 2 * kk, desc_b + 2 * kk, accumulate);
+    }
+    wgmma_commit_group();
+    fence_registers(accum);
+
+    if constexpr (kPromote) {
+      wgmma_wait_group<0>();  // this K block's products are in accum, its stage is no longer read
+      fence_registers(accum);
+      if (lane == 0) mbarrier_arrive(shared_address(&empty_barrier[stage]));
+      if constexpr (kBlockScales) {
+        // total += partial * (s_A * s_B): accumulator 4j + 2h + c is in row row0 + 8h.
+#pragma unroll
+        for (int i = 0; i < kAccumulators; ++i) total[i] = fmaf(accum[i], block_scale[(i / 2) % 2], total[i]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < kAccumulators; ++i) total[i] += accum[i];
+      }
+    } else {
+      // Keep this K block's wgmmas running; wait for the previous block's and
+      // release its stage.
+      wgmma_wait_group<1>();
+      if (kb > 0 && lane == 0) {
+        mbarrier_arrive(shared_address(&empty_barrier[stage == 0 ? kStages - 1 : stage - 1]));
+      }
+    }
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1;
+    }
+  }
+  if constexpr (!kPromote) {
+    wgmma_wait_group<0>();
+    fence_registers(accum);
+  }
+
+  // ---- epilogue: this thread's columns of the fragment (see common/sm90/wgmma.cuh).
+  const int64_t col0 = static_cast<int64_t>(n_block) * kBlockN + 2 * (lane % 4);
+  const EpilogueScales scales = epilogue_scales(args);
+  auto epilogue = [&](const float(&result)[kAccumulators]) {
+    switch (args.d_type) {
+      case OutputType::kBF16: return epilogue_fragment<OutputType::kBF16>(result, args, scales, row0, col0);
+      case OutputType::kFP32: return epilogue_fragment<OutputType::kFP32>(result, args, scales, row0, col0);
+      case OutputType::kE4M3: return epilogue_fragment<OutputType::kE4M3>(result, args, scales, row0, col0);
+      default: return epilogue_fragment<OutputType::kE5M2>(result, args, scales, row0, col0);
+    }
+  };
+  float amax;
+  if constexpr (kPromote) {
+    amax = epilogue(total);
+  } else {
+    amax = epilogue(accum);
+  }
+  if (args.d_amax != nullptr) block_amax_to_global(amax, amax_scratch, kConsumerWarps, kAmaxBarrier, args.d_amax);
+#endif  // FP8GEMM_SM90A_DEVICE
+}
+
+using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, GemmArgs);
+
+// The kernel for one pair of formats (e4m3 or e5m2 each) and accumulation mode.
+template <bool kPromote, bool kBlockScales>
+KernelFunction select_kernel(Fp8Format a, Fp8Format b) {
+  constexpr Fp8Format kE4 = Fp8Format::kE4M3, kE5 = Fp8Format::kE5M2;
+  if (a == kE4) {
+    return b == kE4 ? wgmma_fp8_gemm_kernel<kE4, kE4, kPromote, kBlockScales>
+                    : wgmma_fp8_gemm_kernel<kE4, kE5, kPromote, kBlockScales>;
+  }
+  return b == kE4 ? wgmma_fp8_gemm_kernel<kE5, kE4, kPromote, kBlockScales>
+                  : wgmma_fp8_gemm_kernel<kE5, kE5, kPromote, kBlockScales>;
+}
+
+Status launch_fused_epilogue(const GemmArgs& args) {
+  Status status = sm90::require_sm90a_gpu();
+  if (!status.ok()) return status;
+
+  // TMA coordinates are signed 32-bit; the grid is one-dimensional.
+  constexpr int64_t kMaxExtent = 0x7FFFFFFF;
+  const int64_t tiles = ((args.m + kBlockM - 1) / kBlockM) * ((args.n + kBlockN - 1) / kBlockN);
+  if (args.m > kMaxExtent || args.n > kMaxExtent || args.k > kMaxExtent - kBlockK || tiles > kMaxExtent) {
+    return Status::error(StatusCode::kNotSupported, "M, N, K < 2^31 and at most 2^31 - 1 tiles of 128 x 128 required");
+  }
+
+  CUtensorMap map_a, map_b;
+  status = sm90::make_kmajor_tensor_map(&map_a, args.a, args.m, args.k, args.lda, kBlockM, kBlockK);
+  if (!status.ok()) return status;
+  status = sm90::make_kmajor_tensor_map(&map_b, args.b, args.n, args.k, args.ldb, kBlockN, kBlockK);
+  if (!status.ok()) return status;
+
+  // Scales that change along K are applied at each promotion: without
+  // promotion there is no place for them.
+  const bool block_scales = args.a_scale_granularity == ScaleGranularity::kGroup1x128 ||
+                            args.b_scale_granularity == ScaleGranularity::kBlock128x128;
+  if (block_scales && args.fast_accumulation) {
+    return Status::error(StatusCode::kNotSupported,
+                         "1x128 or 128x128 scales need promotion: fast accumulation has no place to apply them");
+  }
+  const KernelFunction kernel = args.fast_accumulation ? select_kernel<false, false>(args.a_format, args.b_format)
+                                : block_scales         ? select_kernel<true, true>(args.a_format, args.b_format)
+                                                       : select_kernel<true, false>(args.a_format, args.b_format);
+  status = sm90::kernel_has_sm90a_image(kernel, kStaticSharedBytes);
+  if (!status.ok()) return status;
+  const cudaError_t err =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kDynamicSharedBytes));
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // clear it: the error is reported here
+    return Status::error(StatusCode::kRuntimeError, std::string("cannot reserve ") +
+                                                        std::to_string(kDynamicSharedBytes) +
+                                                        " bytes of shared memory: " + cudaGetErrorString(err));
+  }
+  // The kernel folds each block's amax into *d_amax with an atomic max.
+  if (args.d_amax != nullptr) {
+    const cudaError_t cleared = cudaMemsetAsync(args.d_amax, 0, sizeof(float), args.stream);
+    if (cleared != cudaSuccess) {
+      cudaGetLastError();
+      return Status::error(StatusCode::kRuntimeError,
+                           std::string("cannot clear d_amax: ") + cudaGetErrorString(cleared));
+    }
+  }
+  kernel<<<static_cast<unsigned>(tiles), kThreads, kDynamicSharedBytes, args.stream>>>(map_a, map_b, args);
+  return status_from_launch();
+}
+
+}  // namespace
+}  // namespace fp8gemm
