@@ -13,6 +13,12 @@
 // device events (manual time); each case runs kRepetitions repetitions and
 // Google Benchmark reports their aggregates, the median among them
 // (bench/harness.h, CaseRunner).
+//
+// With --epilogue_variants the cases are instead the scale and epilogue
+// variants (variant_cases()), named
+// `<contender>/<M>x<N>x<K>/<scales>/<epilogue>/<out>` (variant_name()), with
+// the unfused baseline (`unfused/...`, bench/unfused_epilogue.h) beside
+// cuBLASLt and the steps.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -34,12 +40,20 @@ constexpr int kExitFailure = 1;  // a case hit a runtime error, or a step was re
 constexpr int kExitNoGpu = 3;
 constexpr int kExitUsage = 4;
 
+/// The shapes of --epilogue_variants: the ladder's, the large square, a
+/// DeepSeek-V3 GEMM with a long K, and the decode shape.
+std::vector<Shape> epilogue_variant_shapes() {
+  return {kDefaultShape, {8192, 8192, 8192}, {4096, 7168, 16384}, kDecodeShape};
+}
+
 /// What the command line chose beyond Google Benchmark's own flags.
 struct Options {
   std::vector<Shape> shapes = default_benchmark_shapes();
+  bool shapes_given = false;           // --shapes replaced the list
   std::vector<const StepInfo*> steps;  // empty: all registered steps
   double time_limit_seconds = 0;       // 0: none
   bool list_cases = false;             // print the case names and exit (no GPU needed)
+  bool epilogue_variants = false;      // the scale and epilogue variants instead of the plain cases
 };
 
 void print_usage() {
@@ -58,7 +72,15 @@ void print_usage() {
       "  --time_limit=SECONDS   start no case after this long: the rest are reported as skipped and\n"
       "                         the JSON file stays complete (default: no limit)\n"
       "  --list_cases           print the names of the cases that would run, one a line, and exit\n"
-      "                         (needs no GPU)\n\n"
+      "                         (needs no GPU)\n"
+      "  --epilogue_variants    instead of the plain cases, the scale and epilogue variants: on\n"
+      "                         4096^3, 8192^3, 4096x7168x16384 and 64x2112x7168 (or --shapes), scales\n"
+      "                         {tensor, block (A 1x128, B 128x128)} x epilogue {none, bias_gelu (BF16\n"
+      "                         bias, GELU tanh form)} x D {bf16, e4m3}, for cuBLASLt, every step (a\n"
+      "                         step that refuses a variant is reported skipped, with its message) and\n"
+      "                         the unfused baseline (a step's plain GEMM into FP32, then the epilogue\n"
+      "                         as a kernel of its own, timed together); names\n"
+      "                         <contender>/<M>x<N>x<K>/<scales>/<epilogue>/<out>\n\n"
       "Results as JSON: --benchmark_out=FILE --benchmark_out_format=json\n"
       "Exit status: 0 ok, 1 a case hit a runtime error or a step was refused, 3 no GPU, 4 bad usage.\n\n",
       kRepetitions, kMinTimeSeconds);
@@ -72,8 +94,11 @@ bool parse_options(int argc, char** argv, Options* options) {
     try {
       if (arg == "--list_cases") {
         options->list_cases = true;
+      } else if (arg == "--epilogue_variants") {
+        options->epilogue_variants = true;
       } else if (arg.rfind("--shapes=", 0) == 0) {
         options->shapes = parse_shape_list(arg.substr(std::strlen("--shapes=")));
+        options->shapes_given = true;
       } else if (arg.rfind("--time_limit=", 0) == 0) {
         const std::string value = arg.substr(std::strlen("--time_limit="));
         char* end = nullptr;
@@ -100,21 +125,64 @@ bool parse_options(int argc, char** argv, Options* options) {
   if (options->steps.empty()) {
     for (const StepInfo& step : registered_steps()) options->steps.push_back(&step);
   }
+  if (options->epilogue_variants && !options->shapes_given) options->shapes = epilogue_variant_shapes();
   return true;
 }
 
-/// The cases, in the order they run. Per shape: cuBLASLt in both modes first
-/// (every later case's pct_of_cublaslt refers to the first), then each step,
-/// and each tensor-core step again with fast accumulation.
+/// cuBLASLt in both modes first (every later case's pct_of_cublaslt refers
+/// to the first), then each step, and each tensor-core step again with fast
+/// accumulation.
+std::vector<Contender> contenders_of(const Options& options) {
+  std::vector<Contender> contenders = {{nullptr, false}, {nullptr, true}};
+  for (const StepInfo* step : options.steps) {
+    contenders.push_back({step, false});
+    if (uses_tensor_cores(*step)) contenders.push_back({step, true});
+  }
+  return contenders;
+}
+
+/// The problems of --epilogue_variants: scales {tensor, block} x epilogue
+/// {none, bias_gelu} x D {bf16, e4m3}. The bias is BF16, the type cuBLASLt
+/// takes beside every D of an FP8 GEMM.
+std::vector<ProblemOptions> epilogue_variants() {
+  std::vector<ProblemOptions> variants;
+  for (bool block : {false, true}) {
+    for (bool bias_gelu : {false, true}) {
+      for (OutputType out : {OutputType::kBF16, OutputType::kE4M3}) {
+        ProblemOptions problem;
+        if (block) {
+          problem.a_scale_granularity = ScaleGranularity::kGroup1x128;
+          problem.b_scale_granularity = ScaleGranularity::kBlock128x128;
+        }
+        problem.bias = bias_gelu;
+        problem.bias_type = BiasType::kBF16;
+        problem.activation = bias_gelu ? Activation::kGeluTanh : Activation::kNone;
+        problem.d_type = out;
+        variants.push_back(problem);
+      }
+    }
+  }
+  return variants;
+}
+
+/// The cases, in the order they run. Per shape (and, with
+/// --epilogue_variants, per variant): contenders_of(), then the unfused
+/// baseline for a variant. No case is checked against FP64 here, the
+/// variants no more than the plain cases: `fp8gemm --check` checks one (with
+/// --scales, --epilogue, --out for a variant), and the GPU tests own the
+/// correctness of the steps.
 std::vector<BenchCase> cases_of(const Options& options) {
   std::vector<BenchCase> cases;
+  const std::vector<Contender> contenders = contenders_of(options);
   for (const Shape& shape : options.shapes) {
-    std::vector<Contender> contenders = {{nullptr, false}, {nullptr, true}};
-    for (const StepInfo* step : options.steps) {
-      contenders.push_back({step, false});
-      if (uses_tensor_cores(*step)) contenders.push_back({step, true});
+    if (!options.epilogue_variants) {
+      for (const Contender& contender : contenders) cases.push_back({shape, ProblemOptions{}, contender, false});
+      continue;
     }
-    for (const Contender& contender : contenders) cases.push_back({shape, ProblemOptions{}, contender, false});
+    for (const ProblemOptions& problem : epilogue_variants()) {
+      for (const Contender& contender : contenders) cases.push_back({shape, problem, contender, false, true});
+      cases.push_back({shape, problem, Contender{nullptr, false, /*unfused=*/true}, false, true});
+    }
   }
   return cases;
 }
@@ -152,7 +220,19 @@ int run(int argc, char** argv) {
   CaseRunner runner(options.time_limit_seconds, /*print_checks=*/false);
   const Environment env = describe_environment();
   add_context(env, runner.timer(), measurement_description(repetitions, min_time_seconds));
-  benchmark::AddCustomContext("inputs", "random normal A and B quantized per tensor: " + describe(ProblemOptions{}));
+  if (options.epilogue_variants) {
+    benchmark::AddCustomContext(
+        "inputs",
+        "random normal A and B quantized per tensor (scales `tensor`) or A per 1x128 group and B per 128x128 block "
+        "(`block`), BF16 bias from N(0, 1) (`bias_gelu`, with GELU's tanh form), D in BF16 or e4m3 with d_scale "
+        "fp8_output_scale(K) (common/harness/problem.h) and d_amax; e4m3 inputs, seed 1");
+    benchmark::AddCustomContext("unfused",
+                                "the plain GEMM (FP32 D, scales applied) of the highest-numbered step that "
+                                "computes it (named in the label), then the epilogue as a kernel of its "
+                                "own (bench/unfused_epilogue.h), timed together");
+  } else {
+    benchmark::AddCustomContext("inputs", "random normal A and B quantized per tensor: " + describe(ProblemOptions{}));
+  }
   for (const BenchCase& c : cases_of(options)) runner.register_case(c, repetitions, min_time_seconds);
 
   // The project's reporters for console and JSON; Google Benchmark's own

@@ -59,6 +59,7 @@ std::string measurement_description(int repetitions, double min_time_seconds) {
 // -----------------------------------------------------------------------------
 
 std::string contender_name(const Contender& contender) {
+  if (contender.unfused) return kUnfusedName;
   if (contender.step == nullptr) return contender.fast_accumulation ? kCublasLtFastName : kCublasLtName;
   const bool fast = contender.fast_accumulation && uses_tensor_cores(*contender.step);
   return contender.step->folder + (fast ? "_fast" : "");
@@ -66,13 +67,34 @@ std::string contender_name(const Contender& contender) {
 
 Accumulation contender_accumulation(const Contender& contender) {
   if (contender.step != nullptr) return accumulation_of(*contender.step, contender.fast_accumulation);
+  if (contender.unfused) return Accumulation::kFp32;  // its step is chosen when it runs (contender_accumulation())
   return contender.fast_accumulation ? Accumulation::kTensorCoreFast : Accumulation::kTensorCorePromoted;
 }
 
-std::string case_name(const BenchCase& c) { return contender_name(c.contender) + "/" + shape_name(c.shape); }
+std::string variant_name(const ProblemOptions& problem) {
+  using G = ScaleGranularity;
+  const G a = problem.a_scale_granularity, b = problem.b_scale_granularity;
+  std::string scales;
+  if (a == G::kPerTensor && b == G::kPerTensor) scales = "tensor";
+  else if (a == G::kPerRow && b == G::kPerRow) scales = "outer";
+  else if (a == G::kGroup1x128 && b == G::kBlock128x128) scales = "block";
+  else scales = std::string("a_") + granularity_name(a) + "_b_" + granularity_name(b);
+  std::string epilogue;
+  if (problem.bias) epilogue = problem.bias_type == BiasType::kBF16 ? "bias" : "bias_fp32";
+  if (problem.activation != Activation::kNone) {
+    epilogue += std::string(epilogue.empty() ? "" : "_") + activation_name(problem.activation);
+  }
+  if (epilogue.empty()) epilogue = "none";
+  return scales + "/" + epilogue + "/" + output_name(problem.d_type);
+}
+
+std::string case_name(const BenchCase& c) {
+  const std::string name = contender_name(c.contender) + "/" + shape_name(c.shape);
+  return c.variant ? name + "/" + variant_name(c.problem) : name;
+}
 
 bool split_case_name(const std::string& name, std::string* contender, std::string* shape) {
-  const size_t slash = name.rfind('/');
+  const size_t slash = name.find('/');
   if (slash == std::string::npos) return false;
   *contender = name.substr(0, slash);
   *shape = name.substr(slash + 1);
@@ -104,15 +126,41 @@ CheckResult check_output(const GemmProblem& problem, const ReferenceProduct& ref
   for (int64_t row : reference.rows) {
     result.d_rows.insert(result.d_rows.end(), d.begin() + row * s.n, d.begin() + (row + 1) * s.n);
   }
-  result.check = check_rows(result.d_rows, reference, problem.options().d_type, s.k, accumulation);
-  result.passed = result.check.passed && result.unwritten == 0;
+  const ProblemOptions& o = problem.options();
+  if (!o.bias && o.activation == Activation::kNone && !is_fp8_output(o.d_type)) {
+    result.check = check_rows(result.d_rows, reference, o.d_type, s.k, accumulation);
+    result.passed = result.check.passed && result.unwritten == 0;
+    return result;
+  }
+  EpilogueReference epilogue;
+  epilogue.bias.assign(problem.bias().begin(), problem.bias().end());
+  epilogue.activation = o.activation;
+  epilogue.d_scale = problem.d_scale();
+  result.check = check_epilogue_rows(result.d_rows, reference, epilogue, o.d_type, s.k, accumulation);
+  if (is_fp8_output(o.d_type)) {
+    const float amax = problem.download_d_amax();
+    const AmaxReference expected = reference_amax(reference, epilogue, s.k, accumulation);
+    const bool every_row = static_cast<int64_t>(reference.rows.size()) == s.m;
+    // Rows that are not checked may hold a larger |y|: then only a d_amax
+    // below the checked rows' is known to be wrong.
+    const bool right = std::isfinite(amax) && amax >= expected.amax - expected.bound &&
+                       (!every_row || amax <= expected.amax + expected.bound);
+    if (!right) {
+      std::ostringstream why;
+      why << "d_amax = " << amax << ", the reference " << expected.amax << " +- " << expected.bound
+          << (every_row ? "" : " (a lower bound: rows sampled)");
+      result.amax_failure = why.str();
+    }
+  }
+  result.passed = result.check.passed && result.unwritten == 0 && result.amax_failure.empty();
   return result;
 }
 
 std::string verdict(const CheckResult& check) {
   if (check.passed) return "PASS";
   if (check.unwritten > 0) return "FAIL: " + std::to_string(check.unwritten) + " elements of D NaN or infinite";
-  return "FAIL: " + check.check.result.failure;
+  if (!check.check.passed) return "FAIL: " + check.check.result.failure;
+  return "FAIL: " + check.amax_failure;
 }
 
 // -----------------------------------------------------------------------------
@@ -142,7 +190,9 @@ void skip_run(benchmark::State& state, const std::string& message) {
 }
 
 bool same_options(const ProblemOptions& a, const ProblemOptions& b) {
-  return a.a_format == b.a_format && a.b_format == b.b_format && a.d_type == b.d_type && a.seed == b.seed;
+  return a.a_format == b.a_format && a.b_format == b.b_format && a.d_type == b.d_type && a.seed == b.seed &&
+         a.a_scale_granularity == b.a_scale_granularity && a.b_scale_granularity == b.b_scale_granularity &&
+         a.bias == b.bias && a.bias_type == b.bias_type && a.activation == b.activation;
 }
 
 bool same_shape(const Shape& a, const Shape& b) { return a.m == b.m && a.n == b.n && a.k == b.k; }
@@ -207,7 +257,8 @@ GemmProblem& CaseRunner::problem_for(const BenchCase& c) {
     // What points into the old problem goes first, then the problem itself,
     // before the next one is allocated.
     cublaslt_.reset();
-    cublaslt_index_ = SIZE_MAX;
+    unfused_.reset();
+    setup_index_ = SIZE_MAX;
     reference_.reset();
     problem_.reset();
     problem_ = std::make_unique<GemmProblem>(c.shape, c.problem, timer_.stream());
@@ -223,12 +274,23 @@ std::function<Status()> CaseRunner::launcher_for(size_t index, const GemmProblem
     const StepInfo* step = c.contender.step;
     return [step, args] { return run_step(*step, args); };
   }
-  if (cublaslt_index_ != index) {
+  if (setup_index_ != index) {
     cublaslt_.reset();
-    cublaslt_index_ = SIZE_MAX;
-    cublaslt_ = std::make_unique<CublasLtGemm>(problem.args(), problem.a_scale_on_device(), problem.b_scale_on_device(),
-                                               c.contender.fast_accumulation);
-    cublaslt_index_ = index;
+    unfused_.reset();
+    setup_index_ = SIZE_MAX;
+    if (c.contender.unfused) {
+      std::vector<const StepInfo*> steps;
+      for (const StepInfo& step : registered_steps()) steps.push_back(&step);
+      unfused_ = std::make_unique<UnfusedEpilogueGemm>(steps, problem.args());
+    } else {
+      cublaslt_ = std::make_unique<CublasLtGemm>(problem.args(), problem.a_scale_on_device(),
+                                                 problem.b_scale_on_device(), c.contender.fast_accumulation);
+    }
+    setup_index_ = index;
+  }
+  if (unfused_) {
+    const UnfusedEpilogueGemm* gemm = unfused_.get();
+    return [gemm] { return gemm->launch(); };
   }
   const CublasLtGemm* gemm = cublaslt_.get();
   return [gemm] { return gemm->launch(); };
@@ -275,6 +337,9 @@ bool CaseRunner::run_first_call(benchmark::State& state, size_t index, GemmProbl
     return false;
   }
   cs.launch_ms = ms;
+  // The unfused baseline's GEMM is a step's, found when the case was set up.
+  const StepInfo* unfused_step = c.contender.unfused && unfused_ ? unfused_->gemm_step() : nullptr;
+  if (unfused_step != nullptr) cs.label = "GEMM of " + unfused_step->folder + " (FP32 D), then the epilogue kernel";
   if (c.check) {
     if (!reference_) {
       if (print_checks_) {
@@ -284,14 +349,16 @@ bool CaseRunner::run_first_call(benchmark::State& state, size_t index, GemmProbl
       }
       reference_ = std::make_unique<ReferenceProduct>(compute_reference(problem));
     }
-    outcome.check = check_output(problem, *reference_, contender_accumulation(c.contender));
+    const Accumulation accumulation =
+        unfused_step != nullptr ? accumulation_of(*unfused_step, false) : contender_accumulation(c.contender);
+    outcome.check = check_output(problem, *reference_, accumulation);
     outcome.checked = true;
     if (print_checks_ || !outcome.check.passed) print_check(index);
     if (!outcome.check.passed) {
       skip(state, index, "check failed: " + verdict(outcome.check));
       return false;
     }
-    cs.label = "check " + verdict(outcome.check);
+    cs.label = (cs.label.empty() ? "" : cs.label + "; ") + "check " + verdict(outcome.check);
   }
   // Warm-up, the first launch included: it loads the kernel's module, lets
   // the clocks rise, and lets a library make its one-time choices.
@@ -494,36 +561,108 @@ void set_attribute(cublasLtMatmulDesc_t operation, cublasLtMatmulDescAttributes_
   FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(operation, attribute, &value, sizeof(value)));
 }
 
+/// cuBLASLt's element type of D; false for none.
+cudaDataType_t cuda_output_type(OutputType type) {
+  switch (type) {
+    case OutputType::kBF16: return CUDA_R_16BF;
+    case OutputType::kFP32: return CUDA_R_32F;
+    case OutputType::kE4M3: return CUDA_R_8F_E4M3;
+    default: return CUDA_R_8F_E5M2;
+  }
+}
+
+cudaDataType_t cuda_bias_type(BiasType type) { return type == BiasType::kBF16 ? CUDA_R_16BF : CUDA_R_32F; }
+
+/// cuBLASLt's scale mode of a granularity.
+cublasLtMatmulMatrixScale_t cublaslt_scale_mode(ScaleGranularity granularity) {
+  switch (granularity) {
+    case ScaleGranularity::kPerTensor: return CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+    case ScaleGranularity::kPerRow: return CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    case ScaleGranularity::kGroup1x128: return CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    default: return CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+  }
+}
+
+/// 1 x 128 scales from quantize.h's layout, rows x groups with the groups of
+/// a row contiguous, to cuBLASLt's, groups x rows with the rows contiguous.
+__global__ void transpose_scales_kernel(const float* in, int64_t rows, int64_t groups, float* out) {
+  const int64_t count = rows * groups;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    const int64_t row = i / groups;
+    out[(i - row * groups) * rows + row] = in[i];
+  }
+}
+
+/// "4096x4096x4096, A e4m3 (1x128 scales), B e4m3 (128x128 scales), bias
+/// bf16, gelu, D e4m3, fast accumulation": what a refusal names.
+std::string describe_cublaslt_problem(const GemmArgs& args, bool fast_accumulation) {
+  std::ostringstream text;
+  text << args.m << "x" << args.n << "x" << args.k << ", A " << fp8_name(args.a_format) << " ("
+       << granularity_name(args.a_scale_granularity) << " scales), B " << fp8_name(args.b_format) << " ("
+       << granularity_name(args.b_scale_granularity) << " scales)";
+  if (args.bias != nullptr) text << ", bias " << (args.bias_type == BiasType::kBF16 ? "bf16" : "fp32");
+  if (args.activation != Activation::kNone) text << ", " << activation_name(args.activation);
+  text << ", D " << output_name(args.d_type);
+  if (fast_accumulation) text << ", fast accumulation";
+  return text.str();
+}
+
+bool is_block_scaled(ScaleGranularity granularity) {
+  return granularity == ScaleGranularity::kGroup1x128 || granularity == ScaleGranularity::kBlock128x128;
+}
+
 }  // namespace
 
 CublasLtGemm::CublasLtGemm(const GemmArgs& args, const float* a_scale, const float* b_scale, bool fast_accumulation)
-    : args_(args), a_scale_(a_scale), b_scale_(b_scale) {
+    : args_(args) {
   status_ = validate_gemm_args(args);
   if (!status_.ok()) return;
+  auto refuse = [&](const std::string& why) {
+    status_ = Status::error(StatusCode::kNotSupported,
+                            "cuBLASLt: " + why + " (" + describe_cublaslt_problem(args, fast_accumulation) + ")");
+  };
   cudaDataType_t a_type, b_type;
   if (!cuda_fp8_type(args.a_format, &a_type) || !cuda_fp8_type(args.b_format, &b_type)) {
     status_ = Status::error(StatusCode::kNotSupported, std::string("cuBLASLt: FP8 formats e4m3 and e5m2 only, got ") +
                                                            fp8_name(args.a_format) + " x " + fp8_name(args.b_format));
     return;
   }
-  const cudaDataType_t d_type = args.d_type == OutputType::kBF16 ? CUDA_R_16BF : CUDA_R_32F;
+  if (args.activation == Activation::kGeluErf) {
+    refuse("GELU's erf form is not offered (CUBLASLT_EPILOGUE_GELU is the tanh form)");
+    return;
+  }
+  if (fast_accumulation && (is_block_scaled(args.a_scale_granularity) || is_block_scaled(args.b_scale_granularity))) {
+    refuse(
+        "no fast accumulation with 1x128 or 128x128 scales: they change every 128 of K, so the partial sums are "
+        "scaled in FP32 every 128 of K whatever CUBLASLT_MATMUL_DESC_FAST_ACCUM says");
+    return;
+  }
+  const cudaDataType_t d_type = cuda_output_type(args.d_type);
   workspace_ = DeviceBuffer<uint8_t>(kCublasLtWorkspaceBytes);
 
   FP8GEMM_CUBLAS_CHECK(cublasLtCreate(&handle_));
   FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&operation_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   // cuBLASLt's A is our B and its B our A (see the class comment), so the
-  // transposes read "TN" and the scale pointers swap.
+  // transposes read "TN" and the scales swap.
   set_attribute(operation_, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
   set_attribute(operation_, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
-  set_attribute(operation_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(b_scale_));
-  set_attribute(operation_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(a_scale_));
+  set_scales(/*our_a=*/false, b_scale);
+  set_scales(/*our_a=*/true, a_scale);
   set_attribute(operation_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, static_cast<int8_t>(fast_accumulation ? 1 : 0));
+  set_epilogue();
 
   // Layouts as stored, column-major: our B is K x N (ld = ldb), our A is
-  // K x M (ld = lda), our D is N x M (ld = ldd). C is D (beta = 0).
+  // K x M (ld = lda), our D is N x M (ld = ldd). C is D (beta = 0), except
+  // for an FP8 D: cuBLASLt wants C in BF16 then (in the bias's type with a
+  // bias), and it is never read.
   FP8GEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a_layout_, b_type, args.k, args.n, args.ldb));
   FP8GEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b_layout_, a_type, args.k, args.m, args.lda));
   FP8GEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d_layout_, d_type, args.n, args.m, args.ldd));
+  if (is_fp8_output(args.d_type)) {
+    const cudaDataType_t c_type = args.bias != nullptr ? cuda_bias_type(args.bias_type) : CUDA_R_16BF;
+    FP8GEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c_layout_, c_type, args.n, args.m, args.ldd));
+  }
 
   cublasLtMatmulPreference_t preference = nullptr;
   FP8GEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
@@ -532,23 +671,99 @@ CublasLtGemm::CublasLtGemm(const GemmArgs& args, const float* a_scale, const flo
                                                             &workspace_bytes, sizeof(workspace_bytes)));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  const cublasStatus_t heuristic = cublasLtMatmulAlgoGetHeuristic(handle_, operation_, a_layout_, b_layout_, d_layout_,
-                                                                  d_layout_, preference, 1, &result, &found);
+  const cublasStatus_t heuristic =
+      cublasLtMatmulAlgoGetHeuristic(handle_, operation_, a_layout_, b_layout_, c_layout_ ? c_layout_ : d_layout_,
+                                     d_layout_, preference, 1, &result, &found);
   cublasLtMatmulPreferenceDestroy(preference);
+  const bool plain = args.a_scale_granularity == ScaleGranularity::kPerTensor &&
+                     args.b_scale_granularity == ScaleGranularity::kPerTensor && args.bias == nullptr &&
+                     args.activation == Activation::kNone && !is_fp8_output(args.d_type);
   if (heuristic == CUBLAS_STATUS_NOT_SUPPORTED || (heuristic == CUBLAS_STATUS_SUCCESS && found == 0)) {
     std::ostringstream msg;
     msg << "cuBLASLt: no FP8 algorithm for " << args.m << "x" << args.n << "x" << args.k << ", A "
         << fp8_name(args.a_format) << ", B " << fp8_name(args.b_format) << ", D " << output_name(args.d_type)
         << " (FP8 needs 16-byte aligned rows, e.g. K % 16 == 0)";
-    status_ = Status::error(StatusCode::kNotSupported, msg.str());
+    if (plain) {
+      status_ = Status::error(StatusCode::kNotSupported, msg.str());
+    } else {
+      refuse(std::string("its heuristic has no algorithm: ") + cublasLtGetStatusString(heuristic));
+    }
+    return;
+  }
+  // Our arguments are valid (validate_gemm_args), so an invalid value is a
+  // combination of features cuBLASLt does not take.
+  if (heuristic == CUBLAS_STATUS_INVALID_VALUE && !plain) {
+    refuse(std::string("its heuristic calls the combination invalid: ") + cublasLtGetStatusString(heuristic));
     return;
   }
   FP8GEMM_CUBLAS_CHECK(heuristic);
   algo_ = result.algo;
 }
 
+void CublasLtGemm::set_scales(bool our_a, const float* per_tensor_scale) {
+  const ScaleGranularity granularity = our_a ? args_.a_scale_granularity : args_.b_scale_granularity;
+  const float* scales = our_a ? args_.a_scales : args_.b_scales;
+  const int64_t rows = our_a ? args_.m : args_.n;
+  const int64_t groups = (args_.k + kQuantGroupSize - 1) / kQuantGroupSize;
+  DeviceBuffer<float>& copy = our_a ? a_scales_ : b_scales_;
+  const float* pointer = scales != nullptr ? scales : per_tensor_scale;
+  if (granularity == ScaleGranularity::kGroup1x128) {
+    copy = DeviceBuffer<float>(rows * groups);
+    constexpr int kThreads = 256;
+    const int64_t blocks = std::min<int64_t>((rows * groups + kThreads - 1) / kThreads, 1 << 16);
+    transpose_scales_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, args_.stream>>>(scales, rows, groups,
+                                                                                          copy.get());
+    FP8GEMM_CUDA_CHECK(cudaGetLastError());
+    pointer = copy.get();
+  } else if (granularity == ScaleGranularity::kBlock128x128 && groups % 4 != 0) {
+    // cuBLASLt's rows of block scales are 16-byte aligned: pad them to 4 floats.
+    const int64_t padded = (groups + 3) / 4 * 4, row_blocks = (rows + kQuantGroupSize - 1) / kQuantGroupSize;
+    copy = DeviceBuffer<float>(row_blocks * padded);
+    FP8GEMM_CUDA_CHECK(cudaMemsetAsync(copy.get(), 0, copy.bytes(), args_.stream));
+    FP8GEMM_CUDA_CHECK(cudaMemcpy2DAsync(copy.get(), padded * sizeof(float), scales, groups * sizeof(float),
+                                         groups * sizeof(float), row_blocks, cudaMemcpyDeviceToDevice, args_.stream));
+    pointer = copy.get();
+  }
+  // cuBLASLt's A is our B, its B our A. The plain problem sets no mode, as it never did.
+  if (granularity != ScaleGranularity::kPerTensor) {
+    set_attribute(operation_, our_a ? CUBLASLT_MATMUL_DESC_B_SCALE_MODE : CUBLASLT_MATMUL_DESC_A_SCALE_MODE,
+                  static_cast<int32_t>(cublaslt_scale_mode(granularity)));
+  }
+  set_attribute(operation_, our_a ? CUBLASLT_MATMUL_DESC_B_SCALE_POINTER : CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                static_cast<const void*>(pointer));
+}
+
+void CublasLtGemm::set_epilogue() {
+  const bool bias = args_.bias != nullptr, gelu = args_.activation == Activation::kGeluTanh;
+  if (bias || gelu) {
+    const cublasLtEpilogue_t epilogue = bias && gelu ? CUBLASLT_EPILOGUE_GELU_BIAS
+                                        : gelu       ? CUBLASLT_EPILOGUE_GELU
+                                                     : CUBLASLT_EPILOGUE_BIAS;
+    set_attribute(operation_, CUBLASLT_MATMUL_DESC_EPILOGUE, static_cast<uint32_t>(epilogue));
+  }
+  if (bias) {
+    // D^T's rows are our columns: cuBLASLt's bias over the rows of its D is ours over the columns.
+    set_attribute(operation_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, args_.bias);
+    set_attribute(operation_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                  static_cast<int32_t>(cuda_bias_type(args_.bias_type)));
+  }
+  if (!is_fp8_output(args_.d_type)) return;
+  // cuBLASLt stores D = fp8(y * D scale) and takes amax of y before that
+  // scale, so its D scale is our 1 / d_scale.
+  const float inverse = 1.0f / args_.d_scale;
+  d_scale_inverse_ = DeviceBuffer<float>(1);
+  FP8GEMM_CUDA_CHECK(
+      cudaMemcpyAsync(d_scale_inverse_.get(), &inverse, sizeof(float), cudaMemcpyHostToDevice, args_.stream));
+  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(args_.stream));  // before `inverse` goes
+  set_attribute(operation_, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, static_cast<const void*>(d_scale_inverse_.get()));
+  if (args_.d_amax != nullptr) {
+    set_attribute(operation_, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, static_cast<void*>(args_.d_amax));
+  }
+}
+
 CublasLtGemm::~CublasLtGemm() {
   if (d_layout_ != nullptr) cublasLtMatrixLayoutDestroy(d_layout_);
+  if (c_layout_ != nullptr) cublasLtMatrixLayoutDestroy(c_layout_);
   if (b_layout_ != nullptr) cublasLtMatrixLayoutDestroy(b_layout_);
   if (a_layout_ != nullptr) cublasLtMatrixLayoutDestroy(a_layout_);
   if (operation_ != nullptr) cublasLtMatmulDescDestroy(operation_);
@@ -558,9 +773,11 @@ CublasLtGemm::~CublasLtGemm() {
 Status CublasLtGemm::launch() const {
   if (!status_.ok()) return status_;
   const float alpha = 1.0f, beta = 0.0f;  // the scales come from the scale pointers
-  const cublasStatus_t status =
-      cublasLtMatmul(handle_, operation_, &alpha, args_.b, a_layout_, args_.a, b_layout_, &beta, args_.d, d_layout_,
-                     args_.d, d_layout_, &algo_, workspace_.get(), workspace_.bytes(), args_.stream);
+  // An FP8 D has a C of its own type, never read (beta = 0): no C pointer.
+  const void* c = c_layout_ != nullptr ? nullptr : args_.d;
+  const cublasStatus_t status = cublasLtMatmul(handle_, operation_, &alpha, args_.b, a_layout_, args_.a, b_layout_,
+                                               &beta, c, c_layout_ != nullptr ? c_layout_ : d_layout_, args_.d,
+                                               d_layout_, &algo_, workspace_.get(), workspace_.bytes(), args_.stream);
   if (status != CUBLAS_STATUS_SUCCESS) {
     return Status::error(StatusCode::kRuntimeError, std::string("cublasLtMatmul: ") + cublasLtGetStatusString(status));
   }

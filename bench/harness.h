@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/unfused_epilogue.h"
 #include "common/api/cuda_check.h"
 #include "common/api/gemm.h"
 #include "common/api/registry.h"
@@ -91,81 +92,141 @@ std::string measurement_description(int repetitions, double min_time_seconds);
 inline constexpr const char* kCublasLtName = "cublaslt";
 inline constexpr const char* kCublasLtFastName = "cublaslt_fast";
 
-/// One cuBLASLt FP8 GEMM set up for a problem: the same D = a_scale * b_scale
-/// * A B^T as every step, with cuBLASLt's first heuristic algorithm.
+/// One cuBLASLt FP8 GEMM set up for a problem: the same D = epilogue(A B^T)
+/// as every step, with its scales, bias, activation and output type where
+/// cuBLASLt has them, and cuBLASLt's first heuristic algorithm.
 ///
 /// cuBLASLt is column-major and runs FP8 only as "TN" (its A transposed, its B
 /// not). Our row-major M x N D is, read column-major, the N x M matrix D^T =
 /// B A^T; our K-major B (N x K row-major) is column-major K x N, so it is
 /// cuBLASLt's A with transa = T, and our A is cuBLASLt's B with transb = N.
-/// So cuBLASLt computes m' x n' = N x M with A' = our B and B' = our A.
+/// So cuBLASLt computes m' x n' = N x M with A' = our B and B' = our A: our
+/// B's scales are its A scales, ours of A its B scales, and our bias over the
+/// N columns of D is its bias over the N rows of D^T.
+///
+/// What it maps (GemmArgs -> cuBLASLt):
+/// - scales: per tensor -> CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F (the scale
+///   read from device memory); per row -> OUTER_VEC_32F; 1x128 -> VEC128_32F;
+///   128x128 -> BLK128x128_32F. cuBLASLt lays 1 x 128 scales out with the rows
+///   contiguous (ceil(K / 128) x rows, where quantize.h has them rows x ceil(K / 128)),
+///   and 128 x 128 scales row block by row block with ceil(K / 128) rounded up
+///   to a multiple of 4 (16 bytes): where the layouts differ, the scales are
+///   copied into cuBLASLt's when the object is built, on args.stream, outside
+///   any timing (a caller of cuBLASLt writes them in its layout from the start);
+///   scales changed after that are not seen.
+/// - bias, activation: CUBLASLT_EPILOGUE_BIAS, _GELU, _GELU_BIAS with the
+///   bias pointer and its type (BF16 or FP32). cuBLASLt's GELU is the tanh
+///   form; the erf form is refused (kNotSupported).
+/// - FP8 D: CUDA_R_8F_E4M3 / CUDA_R_8F_E5M2 D (C in BF16, or in the bias's
+///   type with a bias, as cuBLASLt wants it; never read: beta = 0, no C
+///   pointer), D scale = a device float holding 1 / d_scale (cuBLASLt multiplies
+///   by it, fp8_output_code divides by d_scale: the same codes when d_scale
+///   is a power of two, as GemmProblem's is), AMAX_D = d_amax.
+/// - fast accumulation with 1x128 or 128x128 scales is refused: those scales
+///   change every 128 of K, so the partial sums are scaled (promoted) every
+///   128 of K whatever CUBLASLT_MATMUL_DESC_FAST_ACCUM says, and a
+///   `cublaslt_fast` case would measure the default mode under another name.
+/// Whatever else cuBLASLt refuses (no algorithm from its heuristic, or the
+/// heuristic calling the combination invalid) is kNotSupported naming the
+/// whole configuration, never run without the feature.
 class CublasLtGemm {
  public:
   /// Builds the descriptors and asks the heuristic for an algorithm.
-  /// a_scale / b_scale: the per-tensor scales of A and B in device memory.
-  /// Throws on an API error; a problem cuBLASLt cannot do shows in status().
+  /// a_scale / b_scale: A's and B's per-tensor scales in device memory,
+  /// read where args has a host scale (cuBLASLt reads scales only from the
+  /// device); where args has a scale pointer (any granularity), that one is
+  /// used. Throws on an API error; a problem cuBLASLt cannot do shows in status().
   CublasLtGemm(const GemmArgs& args, const float* a_scale, const float* b_scale, bool fast_accumulation);
   ~CublasLtGemm();
   CublasLtGemm(const CublasLtGemm&) = delete;
   CublasLtGemm& operator=(const CublasLtGemm&) = delete;
 
-  /// kNotSupported (saying why) when cuBLASLt has no algorithm for the problem.
+  /// kNotSupported (saying why) when cuBLASLt cannot compute the problem.
   const Status& status() const { return status_; }
 
   /// Enqueues the GEMM on the problem's stream.
   Status launch() const;
 
  private:
+  /// Sets the scale mode and pointer of one operand; our A is cuBLASLt's B.
+  void set_scales(bool our_a, const float* per_tensor_scale);
+  /// Sets the epilogue, the bias and, for an FP8 D, the D scale and amax.
+  void set_epilogue();
+
   GemmArgs args_;
-  const float* a_scale_;
-  const float* b_scale_;
   Status status_;
   cublasLtHandle_t handle_ = nullptr;
   cublasLtMatmulDesc_t operation_ = nullptr;
-  cublasLtMatrixLayout_t a_layout_ = nullptr, b_layout_ = nullptr, d_layout_ = nullptr;
+  cublasLtMatrixLayout_t a_layout_ = nullptr, b_layout_ = nullptr, c_layout_ = nullptr, d_layout_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
   DeviceBuffer<uint8_t> workspace_;
+  DeviceBuffer<float> a_scales_, b_scales_;  // our A's and B's scales in cuBLASLt's layout, where it differs
+  DeviceBuffer<float> d_scale_inverse_;      // FP8 D: 1 / d_scale, cuBLASLt's D scale
 };
 
 // -----------------------------------------------------------------------------
 // Cases
 // -----------------------------------------------------------------------------
 
-/// What computes D in a case: cuBLASLt in one of its modes, or a step.
+/// Name of the unfused baseline (bench/unfused_epilogue.h).
+inline constexpr const char* kUnfusedName = "unfused";
+
+/// What computes D in a case: cuBLASLt in one of its modes, a step, or the
+/// unfused baseline.
 struct Contender {
-  const StepInfo* step = nullptr;  ///< The step; nullptr for cuBLASLt.
+  const StepInfo* step = nullptr;  ///< The step; nullptr for cuBLASLt and the unfused baseline.
   /// cuBLASLt: fast accumulation (`cublaslt_fast`). A tensor-core step: no
   /// promotion (GemmArgs::fast_accumulation, `<step>_fast`). Ignored by the
-  /// FP32 steps, which have one way of summing.
+  /// FP32 steps, which have one way of summing, and by the unfused baseline.
   bool fast_accumulation = false;
+  /// The unfused baseline: the plain GEMM (FP32 D) of the highest-numbered
+  /// registered step that computes it, then the epilogue as a kernel of its
+  /// own (UnfusedEpilogueGemm); the step is chosen when the case runs, and
+  /// named in the case's label.
+  bool unfused = false;
 };
 
-/// `cublaslt`, `cublaslt_fast`, `<step folder>`, or `<step folder>_fast` for a
-/// tensor-core step with fast accumulation.
+/// `cublaslt`, `cublaslt_fast`, `unfused`, `<step folder>`, or
+/// `<step folder>_fast` for a tensor-core step with fast accumulation.
 std::string contender_name(const Contender& contender);
 
-/// How the contender sums, which picks the tolerance of its check.
+/// How the contender sums, which picks the tolerance of its check. The
+/// unfused baseline's GEMM is chosen when the case runs: the runner checks it
+/// with that step's accumulation, and this says kFp32.
 Accumulation contender_accumulation(const Contender& contender);
 
 /// One benchmark case: a contender on one problem.
 struct BenchCase {
   Shape shape;             ///< M x N x K.
-  ProblemOptions problem;  ///< Formats, output type, seed of the inputs.
+  ProblemOptions problem;  ///< Formats, output type, seed, scales and epilogue of the inputs.
   Contender contender;     ///< What computes D.
   bool check = false;      ///< Compare D with the FP64 reference before the timing.
+  /// The name carries the problem's variant_name() (fp8gemm_bench
+  /// --epilogue_variants), even for the plain problem's tensor/none/bf16.
+  bool variant = false;
 };
 
-/// The case's benchmark name, `<contender>/<M>x<N>x<K>`.
+/// The part of a variant case's name after the shape,
+/// `<scales>/<epilogue>/<out>`: scales `tensor` (both per tensor), `outer`
+/// (both per row), `block` (A 1x128, B 128x128), else `a_<g>_b_<g>`;
+/// epilogue `none`, `bias`, `gelu`, `bias_gelu`, `gelu_erf`, `bias_gelu_erf`
+/// (`bias_fp32...` for an FP32 bias); out `bf16`, `fp32`, `e4m3`, `e5m2`.
+std::string variant_name(const ProblemOptions& problem);
+
+/// The case's benchmark name: `<contender>/<M>x<N>x<K>`, and for a variant
+/// `<contender>/<M>x<N>x<K>/<scales>/<epilogue>/<out>`.
 std::string case_name(const BenchCase& c);
 
-/// Splits `<contender>/<M>x<N>x<K>` at its last '/'; false if there is none.
+/// Splits a case name at its first '/' into the contender and the rest, the
+/// problem (`<M>x<N>x<K>`, with a variant's suffix); false if there is none.
 bool split_case_name(const std::string& name, std::string* contender, std::string* shape);
 
 // -----------------------------------------------------------------------------
 // The check against FP64 (common/check)
 // -----------------------------------------------------------------------------
 
-/// R and S of the rows that common/check compares, for the problem's inputs.
+/// R and S of the rows that common/check compares, for the problem's inputs
+/// (dequantized at their scale granularity).
 ReferenceProduct compute_reference(const GemmProblem& problem);
 
 /// "all 1000 rows of D" or "256 of 4096 rows of D (sampled; all columns)".
@@ -176,11 +237,18 @@ struct CheckResult {
   OutputCheck check;          ///< On the checked rows.
   std::vector<float> d_rows;  ///< The checked rows of D, for describe_check().
   int64_t unwritten = 0;      ///< NaN or infinite elements anywhere in D (D was filled with NaN first).
-  bool passed = false;        ///< The check passed and every element of D was written.
+  std::string amax_failure;   ///< FP8 D: how d_amax is wrong (empty: it is right).
+  bool passed = false;        ///< The check passed, every element of D was written, d_amax is right.
 };
 
 /// Compares the problem's D (once the stream has finished) with `reference`
-/// under the tolerance of `accumulation`.
+/// under the tolerance of `accumulation`: check_rows() for a D that is the
+/// plain product (no bias, no activation, BF16 or FP32; any scales), else
+/// check_epilogue_rows() with the problem's bias, activation and d_scale, and
+/// for an FP8 D its d_amax against reference_amax() (to within its bound when
+/// every row is checked; only from below when the rows are sampled). The
+/// benchmark's check is a sanity check of one launch; the GPU tests own the
+/// correctness of the steps.
 CheckResult check_output(const GemmProblem& problem, const ReferenceProduct& reference, Accumulation accumulation);
 
 /// "PASS", or "FAIL: <the broken rule>".
@@ -192,7 +260,7 @@ std::string verdict(const CheckResult& check);
 
 /// What happened to a case, for the program's summary and exit status.
 struct CaseOutcome {
-  std::string name;       ///< `<contender>/<M>x<N>x<K>`.
+  std::string name;       ///< case_name(): `<contender>/<M>x<N>x<K>[/<variant>]`.
   bool started = false;   ///< The case was run (not skipped by the time limit or a broken GPU).
   bool measured = false;  ///< Its timed launches completed.
   Status status;          ///< Not ok: the contender refused the problem, or failed.
@@ -208,9 +276,9 @@ struct CaseOutcome {
 ///
 /// The first call of a case launches once on D filled with NaN: a refusal
 /// (kNotSupported) skips the case with its message; with `check`, D is then
-/// compared with the FP64 reference, and a failed check skips the case with
-/// the verdict (a passed one is the case's label). Later calls of a skipped
-/// case skip again without launching.
+/// compared with the FP64 reference (check_output()), and a failed check
+/// skips the case with the verdict (a passed one is in the case's label).
+/// Later calls of a skipped case skip again without launching.
 class CaseRunner {
  public:
   /// `time_limit_seconds` > 0: no case starts after that long (it is skipped,
@@ -262,10 +330,11 @@ class CaseRunner {
   std::vector<BenchCase> cases_;
   std::vector<CaseOutcome> outcomes_;
   std::vector<std::unique_ptr<CaseState>> states_;
-  std::unique_ptr<GemmProblem> problem_;         // the problem of the case being run
-  std::unique_ptr<ReferenceProduct> reference_;  // its FP64 reference, once a case asked for it
-  std::unique_ptr<CublasLtGemm> cublaslt_;       // the cuBLASLt set-up of the case being run...
-  size_t cublaslt_index_ = SIZE_MAX;             // ...which is this one
+  std::unique_ptr<GemmProblem> problem_;          // the problem of the case being run
+  std::unique_ptr<ReferenceProduct> reference_;   // its FP64 reference, once a case asked for it
+  std::unique_ptr<CublasLtGemm> cublaslt_;        // the cuBLASLt set-up of the case being run,
+  std::unique_ptr<UnfusedEpilogueGemm> unfused_;  // or the unfused baseline's...
+  size_t setup_index_ = SIZE_MAX;                 // ...whose case is this one
   int runtime_failures_ = 0;
   std::string broken_;  // set when an error left the GPU unusable: later cases do not run
 };
@@ -276,7 +345,7 @@ class CaseRunner {
 
 /// A case's result as Google Benchmark reported it: its median aggregate.
 struct ReportedMedian {
-  std::string name;                        ///< `<contender>/<M>x<N>x<K>`.
+  std::string name;                        ///< case_name(): `<contender>/<M>x<N>x<K>[/<variant>]`.
   double seconds = 0.0;                    ///< Median over the repetitions of the mean launch time.
   std::map<std::string, double> counters;  ///< TFLOPS, pct_of_cublaslt, ... as reported.
 };
@@ -284,10 +353,10 @@ struct ReportedMedian {
 /// What every reporter of the project does to Google Benchmark's runs before
 /// they are written: the names lose Google Benchmark's suffixes
 /// ("/min_time:0.050/repeats:5/manual_time"), so results carry the project's
-/// names, `<contender>/<M>x<N>x<K>` (an aggregate keeps its aggregate_name);
-/// the median aggregate of a case gets `pct_of_cublaslt` = 100 x cuBLASLt's
-/// median time / the case's median time, cuBLASLt's being the median
-/// aggregate of `cublaslt/<same shape>` reported earlier in the run; the
+/// names, case_name() (an aggregate keeps its aggregate_name); the median
+/// aggregate of a case gets `pct_of_cublaslt` = 100 x cuBLASLt's median time
+/// / the case's median time, cuBLASLt's being the median aggregate of
+/// `cublaslt/<same shape and variant>` reported earlier in the run; the
 /// repeated rows of a case skipped in every repetition with one message
 /// shrink to the first.
 class RunAnnotator {

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -62,7 +63,8 @@ void print_usage() {
       "Usage:\n"
       "  fp8gemm [--json FILE]     every step and cuBLASLt on 4096^3: TFLOP/s, %% of cuBLASLt and error\n"
       "                            vs FP64; writes FILE (default %s)\n"
-      "  fp8gemm --step S [options]   one step S (number or folder name, or cublaslt, cublaslt_fast);\n"
+      "  fp8gemm --step S [options]   one step S (number or folder name, or cublaslt, cublaslt_fast,\n"
+      "                            unfused: a step's plain GEMM into FP32, then the epilogue kernel);\n"
       "                            writes JSON only with --json FILE\n"
       "  fp8gemm --list            the registered steps and what each accepts\n"
       "  fp8gemm --list=json       the registry as JSON: each step's constraints, GPU and must-run\n"
@@ -72,7 +74,11 @@ void print_usage() {
       "  --format F                FP8 format of A, and of B unless --b-format: e4m3 (default), e5m2,\n"
       "                            e4m3fnuz, e5m2fnuz\n"
       "  --b-format F              FP8 format of B\n"
-      "  --out bf16|fp32           type of D (default bf16)\n"
+      "  --out bf16|fp32|e4m3|e5m2 type of D (default bf16; FP8 with d_scale fp8_output_scale(K) and d_amax)\n"
+      "  --scales tensor|outer|block  scales of A and B: per tensor (default), per row, or A per 1x128\n"
+      "                            group and B per 128x128 block\n"
+      "  --epilogue E              none (default), bias, gelu, bias_gelu, gelu_erf, bias_gelu_erf: a BF16\n"
+      "                            bias from N(0, 1) (bias_fp32...: FP32), GELU in its tanh or erf form\n"
       "  --seed N                  seed of the random inputs (default 1)\n"
       "  --check                   compare with the FP64 reference (the ladder always does)\n"
       "  --fast-accum              tensor-core steps: no FP32 promotion (GemmArgs::fast_accumulation)\n"
@@ -94,6 +100,26 @@ bool parse_format(const std::string& name, Fp8Format* format) {
     }
   }
   return false;
+}
+
+/// An epilogue as fp8gemm_bench names it (variant_name()): none, or `bias`
+/// (`bias_fp32`) and / or `gelu` (`gelu_erf`), joined by '_'.
+void parse_epilogue(const std::string& name, ProblemOptions* problem) {
+  std::string rest = name == "none" ? "" : name;
+  problem->bias = false;
+  for (const char* bias : {"bias_fp32", "bias"}) {  // the longer first
+    if (rest.rfind(bias, 0) != 0) continue;
+    problem->bias = true;
+    problem->bias_type = std::string(bias) == "bias" ? BiasType::kBF16 : BiasType::kFP32;
+    rest = rest.substr(std::strlen(bias));
+    if (!rest.empty() && rest[0] == '_') rest = rest.substr(1);
+    break;
+  }
+  if (rest.empty()) problem->activation = Activation::kNone;
+  else if (rest == "gelu") problem->activation = Activation::kGeluTanh;
+  else if (rest == "gelu_erf") problem->activation = Activation::kGeluErf;
+  else
+    throw std::invalid_argument("--epilogue: none, bias, gelu, bias_gelu, gelu_erf, bias_gelu_erf, got '" + name + "'");
 }
 
 int64_t parse_integer(const std::string& option, const std::string& text, int64_t min) {
@@ -162,9 +188,27 @@ void parse_command_line(int argc, char** argv, CommandLine* cmd) {
       }
     } else if (option == "--out") {
       const std::string name = next_value();
-      if (name == "bf16") cmd->problem.d_type = OutputType::kBF16;
-      else if (name == "fp32") cmd->problem.d_type = OutputType::kFP32;
-      else throw std::invalid_argument("--out: bf16 or fp32, got '" + name + "'");
+      bool known = false;
+      for (int t = 0; t < kNumOutputTypes; ++t) {
+        if (name == output_name(OutputType(t))) {
+          cmd->problem.d_type = OutputType(t);
+          known = true;
+        }
+      }
+      if (!known) throw std::invalid_argument("--out: bf16, fp32, e4m3 or e5m2, got '" + name + "'");
+    } else if (option == "--scales") {
+      const std::string name = next_value();
+      using G = ScaleGranularity;
+      if (name == "tensor") cmd->problem.a_scale_granularity = cmd->problem.b_scale_granularity = G::kPerTensor;
+      else if (name == "outer") cmd->problem.a_scale_granularity = cmd->problem.b_scale_granularity = G::kPerRow;
+      else if (name == "block") {
+        cmd->problem.a_scale_granularity = G::kGroup1x128;
+        cmd->problem.b_scale_granularity = G::kBlock128x128;
+      } else {
+        throw std::invalid_argument("--scales: tensor, outer or block, got '" + name + "'");
+      }
+    } else if (option == "--epilogue") {
+      parse_epilogue(next_value(), &cmd->problem);
     } else {
       throw std::invalid_argument("unknown argument '" + std::string(argv[i]) + "' (fp8gemm --help)");
     }
@@ -227,7 +271,9 @@ double counter_or(const ReportedMedian& median, const char* name, double fallbac
 /// The context every results file of fp8gemm records.
 void add_program_context(const CaseRunner& runner, const CommandLine& cmd) {
   add_context(describe_environment(), runner.timer(), measurement_description(kRepetitions, kMinTimeSeconds));
-  benchmark::AddCustomContext("inputs", "random normal A and B quantized per tensor: " + describe(cmd.problem));
+  const char* inputs = is_plain(cmd.problem) ? "random normal A and B quantized per tensor: "
+                                             : "random normal A and B (and bias), quantized on the GPU: ";
+  benchmark::AddCustomContext("inputs", inputs + describe(cmd.problem));
   benchmark::AddCustomContext("error_rows", describe_checked_rows(cmd.shape, cmd.problem.seed));
 }
 
@@ -253,6 +299,8 @@ int list_steps(bool json) {
   rows.push_back({kCublasLtName, "cuBLASLt FP8 with its default accumulation (the baseline)",
                   "formats e4m3, e5m2 (not both e5m2); 16-byte aligned rows"});
   rows.push_back({kCublasLtFastName, "cuBLASLt FP8 with fast accumulation", "as cublaslt"});
+  rows.push_back({kUnfusedName, "the highest-numbered step's plain GEMM into FP32, then the epilogue kernel",
+                  "what that step's plain GEMM accepts"});
   size_t widths[2] = {0, 0};
   for (const auto& row : rows) {
     for (int column = 0; column < 2; ++column) widths[column] = std::max(widths[column], row[column].size());
@@ -273,7 +321,9 @@ int run_ladder(const CommandLine& cmd, char* program) {
   add_program_context(runner, cmd);
   std::vector<Contender> contenders = {{nullptr, false}, {nullptr, true}};
   for (const StepInfo& step : registered_steps()) contenders.push_back({&step, cmd.fast_accumulation});
-  for (const Contender& contender : contenders) runner.register_case({cmd.shape, cmd.problem, contender, true});
+  for (const Contender& contender : contenders) {
+    runner.register_case({cmd.shape, cmd.problem, contender, true, !is_plain(cmd.problem)});
+  }
   std::printf(
       "fp8gemm: every step and cuBLASLt on %s, %s%s; each checked against FP64 on its first launch,\n"
       "then timed as fp8gemm_bench times (one launch per iteration, L2 flushed; median of %d repetitions)\n\n",
@@ -315,15 +365,16 @@ int run_ladder(const CommandLine& cmd, char* program) {
 
 /// One step (or cuBLASLt mode) on the problem of the command line.
 int run_one(const CommandLine& cmd, char* program) {
+  const bool unfused = cmd.step == kUnfusedName;
   const bool is_cublaslt = cmd.step == kCublasLtName || cmd.step == kCublasLtFastName;
-  const StepInfo* step = is_cublaslt ? nullptr : find_step(cmd.step);  // found: run() checked
+  const StepInfo* step = is_cublaslt || unfused ? nullptr : find_step(cmd.step);  // found: run() checked
   report_refused_steps("fp8gemm");
-  const Contender contender{step, cmd.fast_accumulation || cmd.step == kCublasLtFastName};
+  const Contender contender{step, cmd.fast_accumulation || cmd.step == kCublasLtFastName, unfused};
   const std::string json_path = cmd.json_given ? cmd.json_path : "";
   initialize_benchmark(program, json_path);
   CaseRunner runner(/*time_limit_seconds=*/0, /*print_checks=*/true, /*detailed_checks=*/true);
   add_program_context(runner, cmd);
-  runner.register_case({cmd.shape, cmd.problem, contender, cmd.check});
+  runner.register_case({cmd.shape, cmd.problem, contender, cmd.check, !is_plain(cmd.problem)});
   std::printf("%s on %s, %s%s\n", contender_name(contender).c_str(), shape_name(cmd.shape).c_str(),
               describe(cmd.problem).c_str(), cmd.fast_accumulation ? ", fast accumulation" : "");
   std::fflush(stdout);
@@ -359,7 +410,7 @@ int run(int argc, char** argv) {
   }
   if (cmd.list) return list_steps(cmd.list_json);
   const bool is_cublaslt = cmd.step == kCublasLtName || cmd.step == kCublasLtFastName;
-  if (!cmd.step.empty() && !is_cublaslt && find_step(cmd.step) == nullptr) {
+  if (!cmd.step.empty() && !is_cublaslt && cmd.step != kUnfusedName && find_step(cmd.step) == nullptr) {
     std::fprintf(stderr, "fp8gemm: no step '%s' (fp8gemm --list shows them)\n", cmd.step.c_str());
     return kExitUsage;
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -81,18 +83,21 @@ __global__ void fill_normal_kernel(float* x, int64_t count, uint64_t stream_key)
   }
 }
 
-/// Draws a rows x cols matrix from N(0, 1) into `values` and quantizes it per
-/// tensor into `codes` and `scale` (device). `which` separates A from B.
-void make_operand(float* values, int64_t rows, int64_t cols, uint64_t seed, uint64_t which, Fp8Format format,
-                  uint8_t* codes, float* scale, cudaStream_t stream) {
-  const int64_t count = rows * cols;
+/// Launches fill_normal_kernel: `count` values from N(0, 1) of the stream `key`.
+void fill_normal(float* values, int64_t count, uint64_t key, cudaStream_t stream) {
   const int64_t pairs = (count + 1) / 2;
   constexpr int kThreads = 256;
   const int64_t blocks = std::min<int64_t>((pairs + kThreads - 1) / kThreads, 1 << 16);
-  fill_normal_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(values, count, mix64(seed * 2 + which));
+  fill_normal_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(values, count, key);
   FP8GEMM_CUDA_CHECK(cudaGetLastError());
-  const Status status =
-      quantize_on_gpu(values, rows, cols, cols, format, ScaleGranularity::kPerTensor, codes, scale, stream);
+}
+
+/// Draws a rows x cols matrix from N(0, 1) into `values` and quantizes it at
+/// `granularity` into `codes` and `scales` (device). `which` separates A from B.
+void make_operand(float* values, int64_t rows, int64_t cols, uint64_t seed, uint64_t which, Fp8Format format,
+                  ScaleGranularity granularity, uint8_t* codes, float* scales, cudaStream_t stream) {
+  fill_normal(values, rows * cols, mix64(seed * 2 + which), stream);
+  const Status status = quantize_on_gpu(values, rows, cols, cols, format, granularity, codes, scales, stream);
   if (!status.ok()) throw std::runtime_error("quantize_on_gpu: " + status.message);
 }
 
@@ -105,9 +110,31 @@ float copy_scale_to_host(const float* scale, cudaStream_t stream) {
 
 }  // namespace
 
+bool is_plain(const ProblemOptions& options) {
+  return options.a_scale_granularity == ScaleGranularity::kPerTensor &&
+         options.b_scale_granularity == ScaleGranularity::kPerTensor && !options.bias &&
+         options.activation == Activation::kNone && !is_fp8_output(options.d_type);
+}
+
 std::string describe(const ProblemOptions& options) {
-  return std::string("A ") + fp8_name(options.a_format) + ", B " + fp8_name(options.b_format) +
-         ", per-tensor scales, D " + output_name(options.d_type) + ", seed " + std::to_string(options.seed);
+  const bool per_tensor = options.a_scale_granularity == ScaleGranularity::kPerTensor &&
+                          options.b_scale_granularity == ScaleGranularity::kPerTensor;
+  std::string text = std::string("A ") + fp8_name(options.a_format) + ", B " + fp8_name(options.b_format) + ", ";
+  text += per_tensor ? std::string("per-tensor scales")
+                     : std::string("scales A ") + granularity_name(options.a_scale_granularity) + ", B " +
+                           granularity_name(options.b_scale_granularity);
+  if (options.bias) text += std::string(", bias ") + (options.bias_type == BiasType::kBF16 ? "bf16" : "fp32");
+  if (options.activation != Activation::kNone)
+    text += std::string(", activation ") + activation_name(options.activation);
+  text += std::string(", D ") + output_name(options.d_type);
+  if (is_fp8_output(options.d_type)) text += " (d_scale: fp8_output_scale(K), d_amax)";
+  return text + ", seed " + std::to_string(options.seed);
+}
+
+float fp8_output_scale(int64_t k, OutputType d_type) {
+  constexpr double kStandardDeviations = 8.0;
+  const double wanted = kStandardDeviations * std::sqrt(double(k) + 1.0) / fp8_max(fp8_output_format(d_type));
+  return static_cast<float>(std::exp2(std::ceil(std::log2(wanted))));
 }
 
 GemmProblem::GemmProblem(const Shape& shape, const ProblemOptions& options, cudaStream_t stream)
@@ -117,29 +144,88 @@ GemmProblem::GemmProblem(const Shape& shape, const ProblemOptions& options, cuda
   }
   a_ = DeviceBuffer<uint8_t>(shape.m * shape.k);
   b_ = DeviceBuffer<uint8_t>(shape.n * shape.k);
-  a_scale_ = DeviceBuffer<float>(1);
-  b_scale_ = DeviceBuffer<float>(1);
+  a_scales_ = DeviceBuffer<float>(scale_count(shape.m, shape.k, options.a_scale_granularity));
+  b_scales_ = DeviceBuffer<float>(scale_count(shape.n, shape.k, options.b_scale_granularity));
   d_ = DeviceBuffer<uint8_t>(shape.m * shape.n * output_bytes(options.d_type));
   {
     // FP32 values before quantization: one buffer, used for A and then for B.
     DeviceBuffer<float> values(std::max(shape.m, shape.n) * shape.k);
-    make_operand(values.get(), shape.m, shape.k, options.seed, 0, options.a_format, a_.get(), a_scale_.get(), stream);
-    make_operand(values.get(), shape.n, shape.k, options.seed, 1, options.b_format, b_.get(), b_scale_.get(), stream);
-    a_scale_host_ = copy_scale_to_host(a_scale_.get(), stream);  // also waits before `values` is freed
-    b_scale_host_ = copy_scale_to_host(b_scale_.get(), stream);
+    make_operand(values.get(), shape.m, shape.k, options.seed, 0, options.a_format, options.a_scale_granularity,
+                 a_.get(), a_scales_.get(), stream);
+    make_operand(values.get(), shape.n, shape.k, options.seed, 1, options.b_format, options.b_scale_granularity,
+                 b_.get(), b_scales_.get(), stream);
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));  // before `values` is freed
+  }
+  // Per tensor, the scale goes to the kernel as a host float, as it always did.
+  if (options.a_scale_granularity == ScaleGranularity::kPerTensor)
+    a_scale_host_ = copy_scale_to_host(a_scales_.get(), stream);
+  if (options.b_scale_granularity == ScaleGranularity::kPerTensor)
+    b_scale_host_ = copy_scale_to_host(b_scales_.get(), stream);
+  if (options.bias) make_bias();
+  if (is_fp8_output(options.d_type)) {
+    d_scale_ = fp8_output_scale(shape.k, options.d_type);
+    d_amax_ = DeviceBuffer<float>(1);
   }
   poison_d();
+}
+
+void GemmProblem::make_bias() {
+  // A stream of its own: B's key with bits flipped by a constant, which no
+  // seed's A or B key (mix64(seed * 2 + which)) equals but by chance.
+  const uint64_t key = mix64(options_.seed * 2 + 1) ^ 0xB1A5B1A5B1A5B1A5ull;
+  DeviceBuffer<float> values(shape_.n);
+  fill_normal(values.get(), shape_.n, key, stream_);
+  bias_host_.resize(shape_.n);
+  FP8GEMM_CUDA_CHECK(cudaMemcpyAsync(bias_host_.data(), values.get(), values.bytes(), cudaMemcpyDeviceToHost, stream_));
+  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  // A BF16 bias is rounded here, and the host copy keeps the rounded values:
+  // they are what a kernel adds.
+  const void* source = bias_host_.data();
+  size_t bytes = bias_host_.size() * sizeof(float);
+  std::vector<uint16_t> bits;
+  if (options_.bias_type == BiasType::kBF16) {
+    bits.resize(bias_host_.size());
+    for (size_t i = 0; i < bits.size(); ++i) {
+      bits[i] = float_to_bf16_bits(bias_host_[i]);
+      bias_host_[i] = bf16_bits_to_float(bits[i]);
+    }
+    source = bits.data();
+    bytes = bits.size() * sizeof(uint16_t);
+  }
+  bias_ = DeviceBuffer<uint8_t>(bytes);
+  FP8GEMM_CUDA_CHECK(cudaMemcpyAsync(bias_.get(), source, bytes, cudaMemcpyHostToDevice, stream_));
+  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream_));  // before `bits` is freed
 }
 
 GemmArgs GemmProblem::args() const {
   const GemmShape shape{shape_.m, shape_.n, shape_.k, options_.a_format, options_.b_format, options_.d_type};
   const GemmBuffers buffers{a_.get(), shape_.k, a_scale_host_, b_.get(), shape_.k, b_scale_host_, d_.get(), shape_.n};
-  return make_gemm_args(shape, buffers, stream_);
+  GemmArgs args = make_gemm_args(shape, buffers, stream_);
+  // make_gemm_args() fills the plain problem; the rest is this problem's own.
+  if (options_.a_scale_granularity != ScaleGranularity::kPerTensor) {
+    args.a_scale_granularity = options_.a_scale_granularity;
+    args.a_scales = a_scales_.get();
+  }
+  if (options_.b_scale_granularity != ScaleGranularity::kPerTensor) {
+    args.b_scale_granularity = options_.b_scale_granularity;
+    args.b_scales = b_scales_.get();
+  }
+  if (options_.bias) {
+    args.bias = bias_.get();
+    args.bias_type = options_.bias_type;
+  }
+  args.activation = options_.activation;
+  if (is_fp8_output(options_.d_type)) {
+    args.d_scale = d_scale_;
+    args.d_amax = d_amax_.get();
+  }
+  return args;
 }
 
 void GemmProblem::poison_d() const {
-  // All-ones bytes are a NaN in both BF16 (0xFFFF) and FP32 (0xFFFFFFFF).
+  // All-ones bytes are a NaN in BF16 (0xFFFF), FP32 (0xFFFFFFFF), e4m3 and e5m2 (0xFF).
   FP8GEMM_CUDA_CHECK(cudaMemsetAsync(d_.get(), 0xFF, d_.bytes(), stream_));
+  if (d_amax_.size() > 0) FP8GEMM_CUDA_CHECK(cudaMemsetAsync(d_amax_.get(), 0xFF, d_amax_.bytes(), stream_));
 }
 
 std::vector<float> GemmProblem::download_d() const {
@@ -147,27 +233,41 @@ std::vector<float> GemmProblem::download_d() const {
   FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream_));
   FP8GEMM_CUDA_CHECK(cudaMemcpy(raw.data(), d_.get(), raw.size(), cudaMemcpyDeviceToHost));
   std::vector<float> d(shape_.m * shape_.n);
-  for (size_t i = 0; i < d.size(); ++i) d[i] = load_output(raw.data(), static_cast<int64_t>(i), options_.d_type);
+  for (size_t i = 0; i < d.size(); ++i) {
+    d[i] = load_output(raw.data(), static_cast<int64_t>(i), options_.d_type, d_scale_);
+  }
   return d;
 }
 
-QuantizedMatrix GemmProblem::download(const DeviceBuffer<uint8_t>& codes, const DeviceBuffer<float>& scale,
-                                      int64_t rows, Fp8Format format) const {
+float GemmProblem::download_d_amax() const {
+  if (d_amax_.size() == 0) return std::numeric_limits<float>::quiet_NaN();
+  float amax = 0.0f;
+  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  FP8GEMM_CUDA_CHECK(cudaMemcpy(&amax, d_amax_.get(), sizeof(float), cudaMemcpyDeviceToHost));
+  return amax;
+}
+
+QuantizedMatrix GemmProblem::download(const DeviceBuffer<uint8_t>& codes, const DeviceBuffer<float>& scales,
+                                      int64_t rows, Fp8Format format, ScaleGranularity granularity) const {
   QuantizedMatrix q;
   q.rows = rows;
   q.cols = shape_.k;
   q.format = format;
-  q.granularity = ScaleGranularity::kPerTensor;
+  q.granularity = granularity;
   q.codes.resize(codes.size());
-  q.scales.resize(1);
+  q.scales.resize(scales.size());
   FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream_));
   FP8GEMM_CUDA_CHECK(cudaMemcpy(q.codes.data(), codes.get(), codes.bytes(), cudaMemcpyDeviceToHost));
-  FP8GEMM_CUDA_CHECK(cudaMemcpy(q.scales.data(), scale.get(), sizeof(float), cudaMemcpyDeviceToHost));
+  FP8GEMM_CUDA_CHECK(cudaMemcpy(q.scales.data(), scales.get(), scales.bytes(), cudaMemcpyDeviceToHost));
   return q;
 }
 
-QuantizedMatrix GemmProblem::download_a() const { return download(a_, a_scale_, shape_.m, options_.a_format); }
+QuantizedMatrix GemmProblem::download_a() const {
+  return download(a_, a_scales_, shape_.m, options_.a_format, options_.a_scale_granularity);
+}
 
-QuantizedMatrix GemmProblem::download_b() const { return download(b_, b_scale_, shape_.n, options_.b_format); }
+QuantizedMatrix GemmProblem::download_b() const {
+  return download(b_, b_scales_, shape_.n, options_.b_format, options_.b_scale_granularity);
+}
 
 }  // namespace fp8gemm
