@@ -1,6 +1,7 @@
 """Reads results files of fp8gemm_bench and fp8gemm (Google Benchmark's JSON layout).
 
-Shared by plot.py and make_table.py. A case is named `<contender>/<M>x<N>x<K>`, where the
+Shared by plot.py and make_table.py. A case is named `<contender>/<M>x<N>x<K>` (an epilogue
+variant adds `/<scales>/<epilogue>/<out>`, kept as part of the shape), where the
 contender is a step folder (`01_naive`), a tensor-core step without promotion
 (`05_matrix_cores_fast`) or a cuBLASLt mode (`cublaslt`, `cublaslt_fast`).
 
@@ -21,11 +22,16 @@ DECODE_SHAPE = "64x2112x7168"
 
 
 def split_name(name):
-    """('01_naive', '4096x4096x4096') from '01_naive/4096x4096x4096' (and any suffix after it)."""
+    """('01_naive', '4096x4096x4096') from '01_naive/4096x4096x4096'. An epilogue variant
+    (`<contender>/<M>x<N>x<K>/<scales>/<epilogue>/<out>`, fp8gemm_bench --epilogue_variants)
+    keeps its suffix in the shape: ('07_fused_epilogue', '4096x4096x4096/block/bias_gelu/e4m3'),
+    so that each variant is a case of its own. Google Benchmark's own suffixes
+    (`_median`, `/manual_time`...) are not part of `run_name`, which is what is passed here."""
     parts = name.split("/")
     if len(parts) < 2:
         raise ValueError(f"not a <contender>/<M>x<N>x<K> name: {name!r}")
-    return parts[0], parts[1]
+    variant = [p for p in parts[2:5] if p and p != "manual_time"] if len(parts) >= 5 else []
+    return parts[0], "/".join([parts[1]] + variant)
 
 
 def case_rows(data):

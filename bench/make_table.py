@@ -119,8 +119,10 @@ def count_text(value):
 
 
 def shape_text(shape):
-    """'4096x4096x4096' -> '4096 × 4096 × 4096', as the chapters write shapes."""
-    return shape.replace("x", " × ")
+    """'4096x4096x4096' -> '4096 × 4096 × 4096', as the chapters write shapes; an epilogue
+    variant '4096x4096x4096/block/bias_gelu/e4m3' -> '4096 × 4096 × 4096, block, bias_gelu, e4m3'."""
+    dims, *variant = shape.split("/")
+    return ", ".join([dims.replace("x", " × ")] + variant)
 
 
 def step_label(contender):
