@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(kThreads)
       const float bias_value = bias != nullptr ? load_bias(bias, col, bias_type) : 0.0f;
       const float y = epilogue_value(sum[row * ld_sum + col], bias_value, activation);
       amax = fmaxf(amax, fabsf(y));
-      store_output(d, row * ldd + col, d_type, y, d_scale);
+      store_epilogue_output(d, row * ldd + col, d_type, y, d_scale);
     }
   }
   if (d_amax == nullptr) return;  // the same for the whole block: no thread waits at the barrier alone

@@ -26,7 +26,7 @@ GemmArgs plain_gemm_args(const GemmArgs& args, float* sum);
 /// Enqueues the epilogue of `args` on args.stream as a kernel of its own:
 /// y = activation(sum[m, n] + bias[n]) for every element (epilogue_value()),
 /// stored as args.d_type at args.d (FP8: fp8(y / d_scale), saturating, round
-/// to nearest even: store_output()), and *args.d_amax = max |y| (reset to 0
+/// to nearest even: store_epilogue_output()), and *args.d_amax = max |y| (reset to 0
 /// first, then a warp reduction and one atomic per block). `sum` is M x N
 /// floats, row-major, `ld_sum` floats between rows. `blocks` caps the grid
 /// (each block loops over tiles of rows), which caps the atomics on d_amax.

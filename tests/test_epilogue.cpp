@@ -93,12 +93,12 @@ TEST(Epilogue, LoadsBiasOfEitherType) {
 TEST(Fp8Output, StoresTheScaledValueRoundedAndSaturated) {
   uint8_t d[6] = {};
   const float d_scale = 0.5f;
-  store_output(d, 0, OutputType::kE4M3, 1.0f, d_scale);     // 2.0: exact
-  store_output(d, 1, OutputType::kE4M3, 1000.0f, d_scale);  // 2000 > 448: saturates
-  store_output(d, 2, OutputType::kE4M3, -1000.0f, d_scale);
-  store_output(d, 3, OutputType::kE4M3, 4.25f, d_scale);  // 8.5: a tie between 8 and 9, to even (8)
-  store_output(d, 4, OutputType::kE5M2, 1e6f, d_scale);   // beyond 57344: saturates
-  store_output(d, 5, OutputType::kE5M2, 2.75f, d_scale);  // 5.5: a tie between 5 and 6, to even (6)
+  store_epilogue_output(d, 0, OutputType::kE4M3, 1.0f, d_scale);     // 2.0: exact
+  store_epilogue_output(d, 1, OutputType::kE4M3, 1000.0f, d_scale);  // 2000 > 448: saturates
+  store_epilogue_output(d, 2, OutputType::kE4M3, -1000.0f, d_scale);
+  store_epilogue_output(d, 3, OutputType::kE4M3, 4.25f, d_scale);  // 8.5: a tie between 8 and 9, to even (8)
+  store_epilogue_output(d, 4, OutputType::kE5M2, 1e6f, d_scale);   // beyond 57344: saturates
+  store_epilogue_output(d, 5, OutputType::kE5M2, 2.75f, d_scale);  // 5.5: a tie between 5 and 6, to even (6)
   EXPECT_EQ(load_output(d, 0, OutputType::kE4M3, d_scale), 1.0f);
   EXPECT_EQ(load_output(d, 1, OutputType::kE4M3, d_scale), 224.0f);
   EXPECT_EQ(load_output(d, 2, OutputType::kE4M3, d_scale), -224.0f);

@@ -636,7 +636,7 @@ std::vector<float> epilogue_kernel_model(const Fp8Operands& ops, int64_t m, int6
       }
       const float bias = e.bias.empty() ? 0.0f : e.bias[(j + e.bias_shift) % n];
       const float y = epilogue_value(acc * scale, bias, e.computed_activation);
-      store_output(stored.data(), i * n + j, type, y, e.d_scale);
+      store_epilogue_output(stored.data(), i * n + j, type, y, e.d_scale);
       d[i * n + j] = load_output(stored.data(), i * n + j, type, e.d_scale);
     }
   }

@@ -31,16 +31,27 @@ FP8GEMM_HOST_DEVICE inline uint8_t fp8_output_code(float y, OutputType type, flo
   return float_to_fp8(y / d_scale, fp8_output_format(type));
 }
 
-/// Stores value as element `index` of an output array of type `type`
-/// (d_scale: the FP8 output's dequantization scale; ignored otherwise).
-FP8GEMM_HOST_DEVICE inline void store_output(void* d, int64_t index, OutputType type, float value,
-                                             float d_scale = 1.0f) {
+/// Stores value as element `index` of a BF16 or FP32 output array, the two
+/// types of the plain steps. FP8 D goes through store_epilogue_output: keeping
+/// the FP8 encoder out of this function keeps it out of every plain kernel
+/// that picks the type at run time (on AMD it cost those kernels scratch
+/// memory and a register spill).
+FP8GEMM_HOST_DEVICE inline void store_output(void* d, int64_t index, OutputType type, float value) {
   if (type == OutputType::kBF16) {
     static_cast<uint16_t*>(d)[index] = float_to_bf16_bits(value);
-  } else if (type == OutputType::kFP32) {
-    static_cast<float*>(d)[index] = value;
   } else {
+    static_cast<float*>(d)[index] = value;
+  }
+}
+
+/// Stores value as element `index` of an output array of any type: BF16,
+/// FP32, or FP8 with its dequantization scale d_scale (fp8_output_code).
+FP8GEMM_HOST_DEVICE inline void store_epilogue_output(void* d, int64_t index, OutputType type, float value,
+                                                      float d_scale) {
+  if (is_fp8_output(type)) {
     static_cast<uint8_t*>(d)[index] = fp8_output_code(value, type, d_scale);
+  } else {
+    store_output(d, index, type, value);
   }
 }
 
