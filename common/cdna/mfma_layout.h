@@ -78,7 +78,8 @@ struct Mfma16x16x32Fp8 {
 
 /// Lane layout of v_mfma_f32_16x16x128_f8f6f4 with FP8 or BF8 operands
 /// (CDNA4, gfx950), reached through
-/// `__builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4` with zero scale operands.
+/// `__builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4` with scales of 1.0
+/// (kE8m0One).
 ///
 /// Each lane passes 32 FP8 values of A (and of B) in 8 VGPRs: row (or column)
 /// lane % 16, in two runs of 16 consecutive k. VGPRs 0-3 hold
@@ -130,6 +131,13 @@ struct Mfma16x16x128F8f6f4 {
 FP8GEMM_HOST_DEVICE constexpr int f8f6f4_format_code(Fp8Format f) {
   return f == Fp8Format::kE4M3 ? 0 : f == Fp8Format::kE5M2 ? 1 : -1;
 }
+
+/// The E8M0 scale byte of 1.0, for the scale operands of the scaled MFMA
+/// builtins (`__builtin_amdgcn_mfma_scale_*_f8f6f4`) where no scale is meant.
+/// E8M0 is a bare exponent with bias 127: byte e stands for 2^(e - 127), so
+/// 127 is 1.0 and 0 is 2^-127 (255 is NaN): the E8M0 scale type of the OCP
+/// Microscaling Formats (MX) specification v1.0, which the scaled MFMA reads.
+inline constexpr int kE8m0One = 127;
 
 }  // namespace mfma
 }  // namespace fp8gemm
