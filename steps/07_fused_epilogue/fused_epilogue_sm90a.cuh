@@ -37,6 +37,7 @@
 #include "common/device/amax.cuh"
 #include "common/device/epilogue.h"
 #include "common/device/kernel.h"
+#include "common/device/operand_scales.h"
 #include "common/sm90/mbarrier.cuh"
 #include "common/sm90/tma.cuh"
 #include "common/sm90/wgmma.cuh"
@@ -74,31 +75,6 @@ constexpr int kWgmmaK = 32;                                            // K of o
 constexpr int kAccumulators = 64 * kBlockN / sm90::kWarpgroupThreads;  // FP32 per thread: 64
 constexpr uint32_t kStageBytes = kTileBytesA + kTileBytesB;            // what the TMA delivers per stage
 
-// The scales constant along K of one element, applied in the epilogue:
-// A's per-tensor or per-row scale times B's. A 1 x 128 or 128 x 128 operand
-// contributes 1 here: its scales were applied at each promotion.
-struct EpilogueScales {
-  float a_tensor = 1.0f;          // A per tensor (host float, or the float a_scales points to); 1 otherwise
-  float b_tensor = 1.0f;          // B per tensor, likewise
-  const float* a_rows = nullptr;  // A per row: M scales; nullptr otherwise
-  const float* b_rows = nullptr;  // B per row: N scales; nullptr otherwise
-};
-
-__device__ __forceinline__ EpilogueScales epilogue_scales(const GemmArgs& args) {
-  EpilogueScales s;
-  if (args.a_scale_granularity == ScaleGranularity::kPerTensor) {
-    s.a_tensor = args.a_scales != nullptr ? *args.a_scales : args.a_scale;
-  } else if (args.a_scale_granularity == ScaleGranularity::kPerRow) {
-    s.a_rows = args.a_scales;
-  }
-  if (args.b_scale_granularity == ScaleGranularity::kPerTensor) {
-    s.b_tensor = args.b_scales != nullptr ? *args.b_scales : args.b_scale;
-  } else if (args.b_scale_granularity == ScaleGranularity::kPerRow) {
-    s.b_rows = args.b_scales;
-  }
-  return s;
-}
-
 // Stores two neighbouring elements of one row of D (columns col, col + 1;
 // col even) as type T, the second only if col + 1 < N. Alignment: D's pointer
 // and row pitch are 16-byte multiples (the step's constraints) and col is
@@ -133,7 +109,8 @@ __device__ __noinline__ float activation_call(float z, Activation activation) {
 // type. Returns the largest |y| this thread produced (for FP8 D's amax).
 template <OutputType kOut>
 __device__ __forceinline__ float epilogue_fragment(const float (&acc)[kAccumulators], const GemmArgs& args,
-                                                   const EpilogueScales& scales, int64_t row0, int64_t col0) {
+                                                   const ConstantScales& a_scales, const ConstantScales& b_scales,
+                                                   int64_t row0, int64_t col0) {
   using T = std::conditional_t<kOut == OutputType::kFP32, float,
                                std::conditional_t<kOut == OutputType::kBF16, uint16_t, uint8_t>>;
   T* d = static_cast<T*>(args.d);
@@ -142,7 +119,7 @@ __device__ __forceinline__ float epilogue_fragment(const float (&acc)[kAccumulat
   for (int h = 0; h < 2; ++h) {  // h = 1: the row 8 below
     const int64_t row = row0 + 8 * h;
     if (row >= args.m) continue;
-    const float row_scale = scales.a_tensor * (scales.a_rows != nullptr ? scales.a_rows[row] : 1.0f);
+    const float row_scale = a_scales.of_row(row);
     T* d_row = d + row * args.ldd;
 #pragma unroll
     for (int j = 0; j < kBlockN / 8; ++j) {
@@ -151,7 +128,7 @@ __device__ __forceinline__ float epilogue_fragment(const float (&acc)[kAccumulat
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
         const int64_t column = col + c < args.n ? col + c : args.n - 1;  // a column past N is computed, not stored
-        const float col_scale = scales.b_tensor * (scales.b_rows != nullptr ? scales.b_rows[column] : 1.0f);
+        const float col_scale = b_scales.of_row(column);                 // B's rows are D's columns
         const float bias = args.bias != nullptr ? load_bias(args.bias, column, args.bias_type) : 0.0f;
         const float z = acc[4 * j + 2 * h + c] * (row_scale * col_scale) + bias;
         y[c] = args.activation == Activation::kNone ? z : activation_call(z, args.activation);
@@ -245,13 +222,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   // filled by the TMA) read the last row's: their products are zero anyway.
   const float* a_block_scales[2] = {nullptr, nullptr};
   const float* b_block_scales = nullptr;
-  if constexpr (kBlockScales) {
-    if (args.a_scale_granularity == ScaleGranularity::kGroup1x128) {
-      for (int h = 0; h < 2; ++h) a_block_scales[h] = args.a_scales + std::min(row0 + 8 * h, args.m - 1) * k_blocks;
+  if constexpr (kBlockScales) {  // nullptr for a granularity constant along K
+    for (int h = 0; h < 2; ++h) {
+      a_block_scales[h] =
+          k_block_scales(args.a_scale_granularity, args.a_scales, std::min(row0 + 8 * h, args.m - 1), args.k);
     }
-    if (args.b_scale_granularity == ScaleGranularity::kBlock128x128) {
-      b_block_scales = args.b_scales + static_cast<int64_t>(n_block) * k_blocks;
-    }
+    b_block_scales = k_block_scales(args.b_scale_granularity, args.b_scales, int64_t{n_block} * kBlockN, args.k);
   }
   int stage = 0;
   uint32_t phase = 0;
@@ -313,13 +289,16 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // ---- epilogue: this thread's columns of the fragment (see common/sm90/wgmma.cuh).
   const int64_t col0 = static_cast<int64_t>(n_block) * kBlockN + 2 * (lane % 4);
-  const EpilogueScales scales = epilogue_scales(args);
+  // The scales constant along K (per tensor, per row), applied here; a 1 x 128
+  // or 128 x 128 operand contributes 1: its scales were applied at each promotion.
+  const ConstantScales a_scales = constant_scales(args.a_scale_granularity, args.a_scale, args.a_scales);
+  const ConstantScales b_scales = constant_scales(args.b_scale_granularity, args.b_scale, args.b_scales);
   auto epilogue = [&](const float(&result)[kAccumulators]) {
     switch (args.d_type) {
-      case OutputType::kBF16: return epilogue_fragment<OutputType::kBF16>(result, args, scales, row0, col0);
-      case OutputType::kFP32: return epilogue_fragment<OutputType::kFP32>(result, args, scales, row0, col0);
-      case OutputType::kE4M3: return epilogue_fragment<OutputType::kE4M3>(result, args, scales, row0, col0);
-      default: return epilogue_fragment<OutputType::kE5M2>(result, args, scales, row0, col0);
+      case OutputType::kBF16: return epilogue_fragment<OutputType::kBF16>(result, args, a_scales, b_scales, row0, col0);
+      case OutputType::kFP32: return epilogue_fragment<OutputType::kFP32>(result, args, a_scales, b_scales, row0, col0);
+      case OutputType::kE4M3: return epilogue_fragment<OutputType::kE4M3>(result, args, a_scales, b_scales, row0, col0);
+      default: return epilogue_fragment<OutputType::kE5M2>(result, args, a_scales, b_scales, row0, col0);
     }
   };
   float amax;
