@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
+#include <functional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -141,37 +141,21 @@ OutputCheck check_epilogue_rows(const std::vector<float>& d_rows, const Referenc
     target[static_cast<size_t>(i)] = b.limit > 0.0 ? std::clamp(y, -b.limit, b.limit) : y;
   }
   result.metrics = measure_error(d_rows.data(), target.data(), count);
-  for (int64_t i = 0; i < count; ++i) {
-    const double x = d_rows[static_cast<size_t>(i)];
-    const double r = reference.value[static_cast<size_t>(i)];
-    const double s = reference.abs_sum[static_cast<size_t>(i)];
-    const double t = target[static_cast<size_t>(i)];
+  // The bound of element i with accumulation coefficient c (check.h).
+  const auto bound_with = [&](int64_t i, double c) {
     const double bias = epilogue.bias.empty() ? 0.0 : epilogue.bias[static_cast<size_t>(i % reference.n)];
-    if (!std::isfinite(x)) {
-      if (result.worst_ratio != std::numeric_limits<double>::infinity()) {
-        result.worst_index = i;
-        result.worst_ratio = std::numeric_limits<double>::infinity();
-      }
-      continue;
-    }
-    const double error = std::fabs(x - t);
-    auto bound_with = [&](double s_coefficient) {
-      return b.u_out * std::fabs(t) + (1.0 + b.u_out) * activation_error(b, epilogue, r + bias, t, s, s_coefficient) +
-             b.eta;
-    };
-    double bound = bound_with(b.gemm.s_coefficient);
-    if (error > bound) ++result.elements_over_bound;
-    if (b.gemm.calibrated) {
-      const double calibrated = bound_with(b.gemm.calibrated_element_coefficient);
-      if (error > calibrated) ++result.elements_over_calibrated_bound;
-      bound = std::min(bound, calibrated);
-    }
-    const double ratio = error / bound;
-    if (result.worst_index < 0 || ratio > result.worst_ratio) {
-      result.worst_index = i;
-      result.worst_ratio = ratio;
-    }
+    const double r = reference.value[static_cast<size_t>(i)];
+    const double t = target[static_cast<size_t>(i)];
+    const double s = reference.abs_sum[static_cast<size_t>(i)];
+    return b.u_out * std::fabs(t) + (1.0 + b.u_out) * activation_error(b, epilogue, r + bias, t, s, c) + b.eta;
+  };
+  std::function<double(int64_t)> calibrated;
+  if (b.gemm.calibrated) {
+    calibrated = [&](int64_t i) { return bound_with(i, b.gemm.calibrated_element_coefficient); };
   }
+  tally_element_bounds(
+      d_rows.data(), target.data(), count, [&](int64_t i) { return bound_with(i, b.gemm.s_coefficient); }, calibrated,
+      &result);
   std::ostringstream failure;
   const ErrorMetrics& m = result.metrics;
   if (m.non_finite > 0) {

@@ -371,34 +371,43 @@ Tolerance gemm_tolerance(OutputType type, int64_t k, Accumulation accumulation) 
   return t;
 }
 
+void tally_element_bounds(const float* d, const double* target, int64_t count,
+                          const std::function<double(int64_t)>& bound,
+                          const std::function<double(int64_t)>& calibrated_bound, ToleranceCheck* check) {
+  for (int64_t i = 0; i < count; ++i) {
+    const double x = d[i];
+    if (!std::isfinite(x)) {
+      if (check->worst_ratio != std::numeric_limits<double>::infinity()) {
+        check->worst_index = i;
+        check->worst_ratio = std::numeric_limits<double>::infinity();
+      }
+      continue;
+    }
+    const double error = std::fabs(x - target[i]);
+    double tightest = bound(i);
+    if (error > tightest) ++check->elements_over_bound;
+    if (calibrated_bound) {
+      const double calibrated = calibrated_bound(i);
+      if (error > calibrated) ++check->elements_over_calibrated_bound;
+      tightest = std::min(tightest, calibrated);  // the worst element is judged by the tighter bound
+    }
+    const double ratio = error / tightest;
+    if (check->worst_index < 0 || ratio > check->worst_ratio) {
+      check->worst_index = i;
+      check->worst_ratio = ratio;
+    }
+  }
+}
+
 ToleranceCheck check_tolerance(const float* d, const double* r, const double* s, int64_t count,
                                const Tolerance& tolerance) {
   ToleranceCheck check;
   check.metrics = measure_error(d, r, count);
   check.statistics = measure_statistics(d, r, s, count, tolerance.output);
-  for (int64_t i = 0; i < count; ++i) {
-    const double x = d[i];
-    if (!std::isfinite(x)) {
-      if (check.worst_ratio != std::numeric_limits<double>::infinity()) {
-        check.worst_index = i;
-        check.worst_ratio = std::numeric_limits<double>::infinity();
-      }
-      continue;
-    }
-    const double error = std::fabs(x - r[i]);
-    double bound = tolerance.element_bound(r[i], s[i]);
-    if (error > bound) ++check.elements_over_bound;
-    if (tolerance.calibrated) {
-      const double calibrated = tolerance.calibrated_element_bound(r[i], s[i]);
-      if (error > calibrated) ++check.elements_over_calibrated_bound;
-      bound = std::min(bound, calibrated);  // the worst element is judged by the tighter bound
-    }
-    const double ratio = error / bound;
-    if (check.worst_index < 0 || ratio > check.worst_ratio) {
-      check.worst_index = i;
-      check.worst_ratio = ratio;
-    }
-  }
+  const auto bound = [&](int64_t i) { return tolerance.element_bound(r[i], s[i]); };
+  std::function<double(int64_t)> calibrated;
+  if (tolerance.calibrated) calibrated = [&](int64_t i) { return tolerance.calibrated_element_bound(r[i], s[i]); };
+  tally_element_bounds(d, r, count, bound, calibrated, &check);
 
   std::ostringstream failure;
   const ErrorMetrics& m = check.metrics;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -200,6 +201,16 @@ struct ToleranceCheck {
   bool passed = false;
   std::string failure;  ///< Empty when passed; otherwise which rule broke.
 };
+
+/// The per-element part of every check: for each finite element, |D - target|
+/// against `bound(i)` and, when `calibrated_bound` is set, against it too.
+/// Counts the elements over each (elements_over_bound,
+/// elements_over_calibrated_bound) and finds the worst one (worst_index,
+/// worst_ratio: the first non-finite D, else the largest error over the
+/// tighter bound). The other fields of `check` are left as they are.
+void tally_element_bounds(const float* d, const double* target, int64_t count,
+                          const std::function<double(int64_t)>& bound,
+                          const std::function<double(int64_t)>& calibrated_bound, ToleranceCheck* check);
 
 /// Checks `count` outputs `d` against the reference values `r` and absolute
 /// sums `s` under `tolerance`. A NaN or infinity in d never passes.
