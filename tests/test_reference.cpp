@@ -494,6 +494,17 @@ Fp8Operands random_fp8_operands(int64_t m, int64_t n, int64_t k, uint32_t seed) 
           quantize(b.data(), n, k, k, Fp8Format::kE4M3, ScaleGranularity::kPerTensor)};
 }
 
+// The FP32 sum of the modelled kernels for element (i, j): FMAs over the
+// first k_used of the K products, in order.
+float fp32_model_sum(const Fp8Operands& ops, int64_t i, int64_t j, int64_t k, int64_t k_used) {
+  float acc = 0.0f;
+  for (int64_t p = 0; p < k_used; ++p) {
+    acc = std::fma(fp8_to_float(ops.a.codes[i * k + p], Fp8Format::kE4M3),
+                   fp8_to_float(ops.b.codes[j * k + p], Fp8Format::kE4M3), acc);
+  }
+  return acc;
+}
+
 // How the modelled kernel turns its FP32 result into the output type.
 enum class Rounding { kNearestEven, kTowardZero };
 
@@ -503,12 +514,7 @@ std::vector<float> fp32_kernel_model(const Fp8Operands& ops, int64_t m, int64_t 
   const float scale = ops.a.scales[0] * ops.b.scales[0];
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
-      float acc = 0.0f;
-      for (int64_t p = 0; p < k_used; ++p) {
-        acc = std::fma(fp8_to_float(ops.a.codes[i * k + p], Fp8Format::kE4M3),
-                       fp8_to_float(ops.b.codes[j * k + p], Fp8Format::kE4M3), acc);
-      }
-      const float y = acc * scale;
+      const float y = fp32_model_sum(ops, i, j, k, k_used) * scale;
       if (type == OutputType::kFP32) {
         d[i * n + j] = y;
       } else if (rounding == Rounding::kNearestEven) {
@@ -629,11 +635,7 @@ std::vector<float> epilogue_kernel_model(const Fp8Operands& ops, int64_t m, int6
   std::vector<uint8_t> stored(m * n * output_bytes(type));
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
-      float acc = 0.0f;
-      for (int64_t p = 0; p < k; ++p) {
-        acc = std::fma(fp8_to_float(ops.a.codes[i * k + p], Fp8Format::kE4M3),
-                       fp8_to_float(ops.b.codes[j * k + p], Fp8Format::kE4M3), acc);
-      }
+      const float acc = fp32_model_sum(ops, i, j, k, k);
       const float bias = e.bias.empty() ? 0.0f : e.bias[(j + e.bias_shift) % n];
       const float y = epilogue_value(acc * scale, bias, e.computed_activation);
       store_epilogue_output(stored.data(), i * n + j, type, y, e.d_scale);
