@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -150,17 +151,31 @@ std::vector<StepCase> every_must_run_case(bool tensor_cores_only) {
 // Running one case
 // -----------------------------------------------------------------------------
 
-// Runs `step` on case `c` and checks the outcome (see the top of the file).
-void run_and_check(const StepInfo& step, const GemmShape& c, const Layout& layout, bool fast_accumulation) {
-  const ProblemShape shape{c.m, c.n, c.k, c.a_format, c.b_format};
-  const auto problem = test_support::referenced_problem(shape);
-  const DeviceBuffer<uint8_t> a = test_support::upload_operand(*problem->a, layout.lda);
-  const DeviceBuffer<uint8_t> b = test_support::upload_operand(*problem->b, layout.ldb);
-  const test_support::DeviceOperands operands{a.get(), layout.lda, problem->a->scales[0],
-                                              b.get(), layout.ldb, problem->b->scales[0]};
-  const Refusal refusal = test_support::is_must_run(step, c) ? Refusal::kFailure : Refusal::kAllowed;
+// Runs `step` on case `c` with the run's random inputs for its shape (see
+// the top of the file). Returns D, or nothing when the step refused the case
+// as allowed or the run failed (reported).
+std::optional<OutputSnapshot> run_case(const StepInfo& step, const GemmShape& c, const Layout& layout,
+                                       bool fast_accumulation, Refusal refusal,
+                                       const test_support::ReferencedProblem& problem) {
+  const DeviceBuffer<uint8_t> a = test_support::upload_operand(*problem.a, layout.lda);
+  const DeviceBuffer<uint8_t> b = test_support::upload_operand(*problem.b, layout.ldb);
+  const test_support::DeviceOperands operands{a.get(), layout.lda, problem.a->scales[0],
+                                              b.get(), layout.ldb, problem.b->scales[0]};
   std::optional<OutputSnapshot> out;
   test_support::run_step_checked(step, c, operands, layout.ldd, fast_accumulation, refusal, &out);
+  return out;
+}
+
+// The problem of case `c`'s shape for this run, with its reference.
+std::shared_ptr<const test_support::ReferencedProblem> problem_of(const GemmShape& c) {
+  return test_support::referenced_problem(ProblemShape{c.m, c.n, c.k, c.a_format, c.b_format});
+}
+
+// Runs `step` on case `c` and checks the outcome (see the top of the file).
+void run_and_check(const StepInfo& step, const GemmShape& c, const Layout& layout, bool fast_accumulation) {
+  const auto problem = problem_of(c);
+  const Refusal refusal = test_support::is_must_run(step, c) ? Refusal::kFailure : Refusal::kAllowed;
+  const std::optional<OutputSnapshot> out = run_case(step, c, layout, fast_accumulation, refusal, *problem);
   if (!out) return;  // refused as allowed, or failed (reported)
   EXPECT_TRUE(test_support::matches_reference(*out, *problem, accumulation_of(step, fast_accumulation)));
 }
@@ -211,16 +226,9 @@ constexpr double kWitnessFactor = 5.0;
 
 TEST_P(PromotionWitnessTest, FastAccumulationFailsThePromotedBoundFiveTimesOver) {
   const StepCase& c = GetParam();
-  const ProblemShape shape{c.gemm.m, c.gemm.n, c.gemm.k, c.gemm.a_format, c.gemm.b_format};
-  const auto problem = test_support::referenced_problem(shape);
-  const Layout layout = test_support::tight_layout(c.gemm);
-  const DeviceBuffer<uint8_t> a = test_support::upload_operand(*problem->a, layout.lda);
-  const DeviceBuffer<uint8_t> b = test_support::upload_operand(*problem->b, layout.ldb);
-  const test_support::DeviceOperands operands{a.get(), layout.lda, problem->a->scales[0],
-                                              b.get(), layout.ldb, problem->b->scales[0]};
-  std::optional<OutputSnapshot> out;
-  test_support::run_step_checked(c.step, c.gemm, operands, layout.ldd, /*fast_accumulation=*/true, Refusal::kFailure,
-                                 &out);
+  const auto problem = problem_of(c.gemm);
+  const std::optional<OutputSnapshot> out = run_case(c.step, c.gemm, test_support::tight_layout(c.gemm),
+                                                     /*fast_accumulation=*/true, Refusal::kFailure, *problem);
   ASSERT_TRUE(out.has_value());
   const ReferenceProduct& ref = problem->reference;
   const std::vector<float> values = out->rows(ref.rows);
