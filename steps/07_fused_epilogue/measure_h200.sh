@@ -9,12 +9,16 @@ B=build-h200
 commit="${1:-unknown}"
 cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DFP8GEMM_GIT_COMMIT="$commit" -DFP8GEMM_HIP_ARCHITECTURES= \
   > "$OUT/build.log" 2>&1 &&
-  cmake --build $B -j 16 --target test_epilogue_gpu test_steps_gpu fp8gemm_bench fp8gemm >> "$OUT/build.log" 2>&1 ||
+  cmake --build $B -j 16 --target test_epilogue_gpu test_steps_gpu test_example_layer_gpu fp8gemm_bench fp8gemm >> "$OUT/build.log" 2>&1 ||
   { tail -20 "$OUT/build.log"; exit 1; }
 echo "build ${SECONDS}s"
 export FP8GEMM_REQUIRE_GPU=1
 timeout 60 $B/tests/test_epilogue_gpu > "$OUT/test_epilogue_gpu.log" 2>&1
 echo "epilogue rc=$? ${SECONDS}s: $(tail -n 1 "$OUT/test_epilogue_gpu.log")"
+timeout 60 $B/tests/test_example_layer_gpu > "$OUT/test_example_layer_gpu.log" 2>&1
+echo "example rc=$? ${SECONDS}s: $(tail -n 1 "$OUT/test_example_layer_gpu.log")"
+timeout 120 $B/tests/test_steps_gpu --gtest_filter='*07_fused_epilogue*' > "$OUT/test_steps_07.log" 2>&1
+echo "steps rc=$? ${SECONDS}s: $(tail -n 1 "$OUT/test_steps_07.log")"
 timeout 60 compute-sanitizer --tool memcheck $B/tests/test_epilogue_gpu --gtest_filter='*255x1000x1008*' \
   > "$OUT/memcheck.log" 2>&1
 echo "memcheck rc=$? ${SECONDS}s: $(grep 'ERROR SUMMARY' "$OUT/memcheck.log")"
