@@ -1,6 +1,8 @@
 /// @file tma.cuh
 /// @brief The tensor memory accelerator: one thread starts a bulk copy of a
-///        2D box of a matrix into shared memory; an mbarrier counts its bytes.
+///        2D box of a matrix into shared memory (an mbarrier counts its
+///        bytes), or out of shared memory into the matrix (a bulk group
+///        tracks it).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +33,52 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
       :
       : "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(inner), "r"(outer)
       : "memory");
+}
+
+/// Makes this thread's earlier generic-proxy writes to shared memory (plain
+/// stores, stmatrix) visible to the async proxy, which the TMA reads through.
+/// Every writing thread fences before the barrier that precedes tma_store_2d.
+__device__ __forceinline__ void fence_shared_for_tma() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+/// Copies the box at shared-memory address `src` to element coordinates
+/// (`inner`, `outer`) of the matrix described by `map`, asynchronously; the
+/// parts of the box outside the matrix are not written. One thread issues it,
+/// then closes the group (tma_store_commit_group) and, before the shared
+/// memory is written again or the block exits, waits for the group's reads
+/// (tma_store_wait_read).
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, uint32_t src, int32_t inner, int32_t outer) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];"
+               :
+               : "l"(reinterpret_cast<uint64_t>(map)), "r"(src), "r"(inner), "r"(outer)
+               : "memory");
+}
+
+/// Closes the bulk group of the TMA stores this thread issued since the last commit.
+__device__ __forceinline__ void tma_store_commit_group() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+
+/// Waits until this thread's committed TMA stores have read their shared
+/// memory (the writes to global memory may still be in flight; they complete
+/// before the grid does).
+__device__ __forceinline__ void tma_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+
+/// The shared address of byte `byte` (< 128) of row `row` of a box the TMA
+/// copies with the 128-byte swizzle, starting at `box` (1024-byte aligned):
+/// the 16-byte chunk c of row r lies at chunk c ^ (r % 8) (see
+/// make_kmajor_sw128_descriptor in wgmma.cuh, which reads the same layout).
+__device__ __forceinline__ uint32_t swizzled_128b_address(uint32_t box, int row, int byte) {
+  return box + row * 128 + ((((byte >> 4) ^ row) & 7) << 4) + (byte & 15);
+}
+
+/// Stores four 8 x 8 matrices of 16-bit values from registers into shared
+/// memory: matrix q's element (r, 2c) and (r, 2c + 1) are the pair in
+/// `pairs[q]` of lane 4r + c (the wgmma accumulator layout), and lane 8q + r
+/// gives the shared address of matrix q's row r (16 bytes).
+__device__ __forceinline__ void stmatrix_x4(uint32_t row_address, const uint32_t (&pairs)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(row_address),
+               "r"(pairs[0]), "r"(pairs[1]), "r"(pairs[2]), "r"(pairs[3])
+               : "memory");
 }
 
 }  // namespace sm90

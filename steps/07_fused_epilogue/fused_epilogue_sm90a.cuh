@@ -31,6 +31,9 @@
 // compiles the same names into its own unit, and both link into one program.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
 #include <algorithm>
 #include <type_traits>
 
@@ -50,6 +53,9 @@ constexpr int kBlockM = 128;  // rows of D per block: 2 consumer warpgroups x 64
 constexpr int kBlockN = 128;  // columns of D per block: the N of one wgmma
 constexpr int kBlockK = 128;  // K per stage: one 128-byte swizzle row of FP8
 constexpr int kStages = 6;    // shared-memory ring: 6 x 32 KB = 192 KB
+// D leaves through shared memory and the TMA (true) or straight from the
+// registers (false); the chapter measures both.
+constexpr bool kStoreThroughTma = true;
 constexpr int kConsumerWarpgroups = kBlockM / 64;
 constexpr int kThreads = (kConsumerWarpgroups + 1) * sm90::kWarpgroupThreads;  // + 1 producer warpgroup
 
@@ -69,82 +75,225 @@ constexpr int kConsumerWarps = kConsumerWarpgroups * sm90::kWarpgroupThreads / k
 // also tells the launcher that the sm_90a body was compiled (see kernel_has_sm90a_image).
 constexpr size_t kStaticSharedBytes = 2 * kStages * sizeof(uint64_t) + kConsumerWarps * sizeof(float);
 constexpr int kAmaxBarrier = 1;  // the named barrier of the consumers' amax reduction
+constexpr int kStoreBarrier = 2;  // + w: warpgroup w's, before its TMA store
 
 #if FP8GEMM_SM90A_DEVICE
 constexpr int kWgmmaK = 32;                                            // K of one FP8 wgmma
 constexpr int kAccumulators = 64 * kBlockN / sm90::kWarpgroupThreads;  // FP32 per thread: 64
 constexpr uint32_t kStageBytes = kTileBytesA + kTileBytesB;            // what the TMA delivers per stage
 
-// Stores two neighbouring elements of one row of D (columns col, col + 1;
-// col even) as type T, the second only if col + 1 < N. Alignment: D's pointer
-// and row pitch are 16-byte multiples (the step's constraints) and col is
-// even, so the pair store is aligned.
-template <typename T>
-__device__ __forceinline__ void store_pair(T* d_row, int64_t col, int64_t n, T v0, T v1) {
-  if (col + 1 < n) {
-    if constexpr (sizeof(T) == 1) {
-      *reinterpret_cast<uint16_t*>(d_row + col) = static_cast<uint16_t>(v0 | (static_cast<uint16_t>(v1) << 8));
-    } else if constexpr (sizeof(T) == 2) {
-      *reinterpret_cast<uint32_t*>(d_row + col) = v0 | (static_cast<uint32_t>(v1) << 16);
-    } else {
-      *reinterpret_cast<float2*>(d_row + col) = make_float2(v0, v1);
-    }
-  } else if (col < n) {
-    d_row[col] = v0;
+// D's element type for an output type: BF16 and FP8 are stored as their bits.
+template <OutputType kOut>
+using OutputElement = std::conditional_t<kOut == OutputType::kFP32, float,
+                                         std::conditional_t<kOut == OutputType::kBF16, uint16_t, uint8_t>>;
+
+// Two neighbouring values of y as D's type, packed as they lie in memory (the
+// first in the low bits), with the hardware's conversions: BF16 rounded to
+// nearest even; FP8 the saturating, nearest-even code of y / d_scale (as
+// float_to_fp8 in common/fp8/fp8.h, bit for bit). `inverse_d_scale` is
+// 1 / d_scale: y times it is y / d_scale exactly when d_scale is a power of
+// two, and within one FP32 rounding of it otherwise.
+template <OutputType kOut>
+__device__ __forceinline__ uint32_t output_pair(float y0, float y1, float inverse_d_scale) {
+  if constexpr (kOut == OutputType::kBF16) {
+    const __nv_bfloat162 pair = __floats2bfloat162_rn(y0, y1);
+    return *reinterpret_cast<const uint32_t*>(&pair);
+  } else {
+    static_assert(kOut == OutputType::kE4M3 || kOut == OutputType::kE5M2, "FP32 needs no conversion");
+    return __nv_cvt_float2_to_fp8x2(make_float2(y0 * inverse_d_scale, y1 * inverse_d_scale), __NV_SATFINITE,
+                                    kOut == OutputType::kE4M3 ? __NV_E4M3 : __NV_E5M2);
   }
 }
 
-// The activation, as a call: the epilogue's loop is unrolled 64 times, and
-// GELU inlined there (tanh and erf expand to tens of instructions each) put
-// both forms' code into each of the 64 copies, for every output type. The
-// first version of this step did that: its code outgrew the instruction
-// cache, and it lost 30 % of its time at 4096^3 with no epilogue at all.
-__device__ __noinline__ float activation_call(float z, Activation activation) {
-  return apply_activation(z, activation);
-}
-
-// The epilogue of this thread's part of the block's D tile: acc (64 FP32
-// values in the wgmma fragment layout, see wgmma_m64n128k32) times the scales
-// constant along K, plus the bias, through the activation, rounded to D's
-// type. Returns the largest |y| this thread produced (for FP8 D's amax).
-template <OutputType kOut>
-__device__ __forceinline__ float epilogue_fragment(const float (&acc)[kAccumulators], const GemmArgs& args,
-                                                   const ConstantScales& a_scales, const ConstantScales& b_scales,
-                                                   int64_t row0, int64_t col0) {
-  using T = std::conditional_t<kOut == OutputType::kFP32, float,
-                               std::conditional_t<kOut == OutputType::kBF16, uint16_t, uint8_t>>;
-  T* d = static_cast<T*>(args.d);
-  float amax = 0.0f;
+// The epilogue's arithmetic, in place on this thread's 64 sums (the wgmma
+// fragment layout, see wgmma_m64n128k32: value 4j + 2h + c is row row0 + 8h,
+// column col0 + 8j + c): y = act(sum * s_A(row) * s_B(col) + bias[col]).
+//
+// The epilogue runs once per tile and nothing overlaps it, so every
+// instruction in it counts: each decision that is the same for the whole GEMM
+// (which scales, whether a bias, which activation) is taken once, around the
+// unrolled loops, not inside them. Elements past M or N are computed too (from
+// the zeros the TMA loaded), with the last row's and column's factors, and
+// never stored.
+__device__ __forceinline__ void apply_epilogue(float (&acc)[kAccumulators], const GemmArgs& args,
+                                               const ConstantScales& a_scales, const ConstantScales& b_scales,
+                                               int row0, int col0) {
+  const int last_row = static_cast<int>(args.m) - 1, last_col = static_cast<int>(args.n) - 1;
+  float row_factor[2];  // s_A of the row times B's per-tensor part
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {  // h = 1: the row 8 below
-    const int64_t row = row0 + 8 * h;
-    if (row >= args.m) continue;
-    const float row_scale = a_scales.of_row(row);
-    T* d_row = d + row * args.ldd;
+  for (int h = 0; h < 2; ++h) row_factor[h] = a_scales.of_row(std::min(row0 + 8 * h, last_row)) * b_scales.tensor;
+  if (b_scales.rows == nullptr && args.bias == nullptr) {
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) acc[i] *= row_factor[(i / 2) % 2];
+  } else {
 #pragma unroll
     for (int j = 0; j < kBlockN / 8; ++j) {
-      const int64_t col = col0 + 8 * j;
-      float y[2];
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
-        const int64_t column = col + c < args.n ? col + c : args.n - 1;  // a column past N is computed, not stored
-        const float col_scale = b_scales.of_row(column);                 // B's rows are D's columns
+        const int column = std::min(col0 + 8 * j + c, last_col);
+        const float col_scale = b_scales.rows != nullptr ? b_scales.rows[column] : 1.0f;  // B's rows are D's columns
         const float bias = args.bias != nullptr ? load_bias(args.bias, column, args.bias_type) : 0.0f;
-        const float z = acc[4 * j + 2 * h + c] * (row_scale * col_scale) + bias;
-        y[c] = args.activation == Activation::kNone ? z : activation_call(z, args.activation);
-        if (col + c < args.n) amax = fmaxf(amax, fabsf(y[c]));
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          float& value = acc[4 * j + 2 * h + c];
+          value = fmaf(value, row_factor[h] * col_scale, bias);
+        }
       }
-      if constexpr (kOut == OutputType::kFP32) {
-        store_pair<T>(d_row, col, args.n, y[0], y[1]);
-      } else if constexpr (kOut == OutputType::kBF16) {
-        store_pair<T>(d_row, col, args.n, float_to_bf16_bits(y[0]), float_to_bf16_bits(y[1]));
-      } else {
-        store_pair<T>(d_row, col, args.n, fp8_output_code(y[0], kOut, args.d_scale),
-                      fp8_output_code(y[1], kOut, args.d_scale));
+    }
+  }
+  // GELU inline, one loop per form: its 64 evaluations are independent, so
+  // the warp overlaps their latencies. (A call per element, the version
+  // before this one, ran them one after another.)
+  if (args.activation == Activation::kGeluTanh) {
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) acc[i] = gelu_tanh(acc[i]);
+  } else if (args.activation == Activation::kGeluErf) {
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) acc[i] = gelu_erf(acc[i]);
+  }
+}
+
+// max |y| over this thread's elements inside D, for FP8 D's amax.
+__device__ __forceinline__ float fragment_amax(const float (&y)[kAccumulators], const GemmArgs& args, int row0,
+                                               int col0) {
+  float amax = 0.0f;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    if (row0 + 8 * h >= args.m) continue;
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        if (col0 + 8 * j + c < args.n) amax = fmaxf(amax, fabsf(y[4 * j + 2 * h + c]));
       }
     }
   }
   return amax;
+}
+
+// Stores y (in the fragment layout) straight from registers into D: each
+// thread writes pairs of neighbouring columns, 2 to 8 bytes at a time; one
+// store instruction of a warp touches 8 rows. Alignment: D's pointer and row
+// pitch are 16-byte multiples (the step's constraints) and the column is
+// even, so the pair store is aligned.
+template <OutputType kOut>
+__device__ __forceinline__ void store_directly(const float (&y)[kAccumulators], const GemmArgs& args, int row0,
+                                               int col0, float inverse_d_scale) {
+  using T = OutputElement<kOut>;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = row0 + 8 * h;
+    if (row >= args.m) continue;
+    T* d_row = static_cast<T*>(args.d) + row * args.ldd;
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+      const int col = col0 + 8 * j;
+      const float y0 = y[4 * j + 2 * h], y1 = y[4 * j + 2 * h + 1];
+      if (col + 1 < args.n) {
+        if constexpr (kOut == OutputType::kFP32) {
+          *reinterpret_cast<float2*>(d_row + col) = make_float2(y0, y1);
+        } else if constexpr (kOut == OutputType::kBF16) {
+          *reinterpret_cast<uint32_t*>(d_row + col) = output_pair<kOut>(y0, y1, inverse_d_scale);
+        } else {
+          *reinterpret_cast<uint16_t*>(d_row + col) = static_cast<uint16_t>(output_pair<kOut>(y0, y1, inverse_d_scale));
+        }
+      } else if (col < args.n) {
+        if constexpr (kOut == OutputType::kFP32) {
+          d_row[col] = y0;
+        } else {
+          d_row[col] = static_cast<T>(output_pair<kOut>(y0, 0.0f, inverse_d_scale));
+        }
+      }
+    }
+  }
+}
+
+// Stores the warpgroup's 64 x 128 part of D through shared memory and the
+// TMA. Each thread writes its y into boxes of 64 rows x 128 bytes laid out in
+// the TMA's 128-byte swizzle (BF16 with stmatrix, 4 rows of 16 bytes per lane
+// and instruction; FP32 and FP8 with plain stores: stmatrix moves 16-bit
+// values only); the warpgroup meets at a named barrier, and one thread hands
+// the boxes to the TMA, which writes whole rows and skips what lies past M
+// or N.
+//
+// The boxes reuse this warpgroup's half of the A tiles of stages 0, 1, ...:
+// the mainloop is over (every TMA load has landed and been read), and the
+// other warpgroup's last wgmmas read only B and its own half of A.
+template <OutputType kOut>
+__device__ __forceinline__ void store_through_tma(const float (&y)[kAccumulators], const GemmArgs& args,
+                                                  const CUtensorMap* map_d, uint32_t tiles_a, int warpgroup,
+                                                  int tile_row, int tile_col, float inverse_d_scale) {
+  using namespace sm90;
+  using T = OutputElement<kOut>;
+  constexpr int kBoxBytesPerRow = 128;  // the swizzle's row
+  constexpr int kBoxColumns = kBoxBytesPerRow / static_cast<int>(sizeof(T));
+  constexpr int kBoxes = kBlockN / kBoxColumns;  // 1 (FP8), 2 (BF16), 4 (FP32)
+  static_assert(kBoxes <= kStages && 64 * kBoxBytesPerRow == kTileBytesA / kConsumerWarpgroups,
+                "a box is one warpgroup's half of a stage's A tile");
+  const auto box_address = [&](int box) { return tiles_a + box * kTileBytesA + warpgroup * (kTileBytesA / 2); };
+  const int lane = threadIdx.x % kWarpSize;
+  const int warp_row = (threadIdx.x % kWarpgroupThreads) / kWarpSize * 16;  // the warp's 16 rows of the 64
+
+  if constexpr (kOut == OutputType::kBF16) {
+    // One stmatrix stores fragment columns 8j..8j+15 of the warp's 16 rows
+    // as four 8 x 8 matrices: q = 0: rows 0-7 of columns 8j.., q = 1: rows
+    // 8-15, q = 2 and 3: the same for columns 8j + 8... Lane 8q + r names
+    // the address of row r of matrix q.
+    const int q = lane / 8;
+    const int address_row = warp_row + 8 * (q % 2) + lane % 8;
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; j += 2) {
+      uint32_t pairs[4];
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        const int i = 4 * (j + m / 2) + 2 * (m % 2);  // the pair's first value in the fragment
+        pairs[m] = output_pair<kOut>(y[i], y[i + 1], inverse_d_scale);
+      }
+      const int byte = 8 * (j + q / 2) * static_cast<int>(sizeof(T));
+      stmatrix_x4(swizzled_128b_address(box_address(byte / kBoxBytesPerRow), address_row, byte % kBoxBytesPerRow),
+                  pairs);
+    }
+  } else {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = warp_row + lane / 4 + 8 * h;
+#pragma unroll
+      for (int j = 0; j < kBlockN / 8; ++j) {
+        const int byte = (8 * j + 2 * (lane % 4)) * static_cast<int>(sizeof(T));
+        const uint32_t address =
+            swizzled_128b_address(box_address(byte / kBoxBytesPerRow), row, byte % kBoxBytesPerRow);
+        const int i = 4 * j + 2 * h;
+        if constexpr (kOut == OutputType::kFP32) {
+          asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(address), "f"(y[i]), "f"(y[i + 1]) : "memory");
+        } else {
+          const uint16_t codes = static_cast<uint16_t>(output_pair<kOut>(y[i], y[i + 1], inverse_d_scale));
+          asm volatile("st.shared.u16 [%0], %1;" ::"r"(address), "h"(codes) : "memory");
+        }
+      }
+    }
+  }
+  fence_shared_for_tma();  // every thread: its stores, visible to the TMA
+  named_barrier_sync(kStoreBarrier + warpgroup, kWarpgroupThreads);
+  if (threadIdx.x % kWarpgroupThreads == 0 && tile_row < args.m) {
+#pragma unroll
+    for (int box = 0; box < kBoxes; ++box) {
+      tma_store_2d(map_d, box_address(box), tile_col + box * kBoxColumns, tile_row);
+    }
+    tma_store_commit_group();
+    tma_store_wait_read();  // the block must not exit while the TMA still reads its shared memory
+  }
+}
+
+// The warpgroup's part of D, stored the way kStoreThroughTma chooses.
+template <OutputType kOut>
+__device__ __forceinline__ void store_tile(const float (&y)[kAccumulators], const GemmArgs& args,
+                                           const CUtensorMap* map_d, uint32_t tiles_a, int warpgroup, int tile_row,
+                                           int tile_col, int row0, int col0, float inverse_d_scale) {
+  if constexpr (kStoreThroughTma) {
+    store_through_tma<kOut>(y, args, map_d, tiles_a, warpgroup, tile_row, tile_col, inverse_d_scale);
+  } else {
+    store_directly<kOut>(y, args, row0, col0, inverse_d_scale);
+  }
 }
 #endif
 
@@ -153,7 +302,8 @@ __device__ __forceinline__ float epilogue_fragment(const float (&acc)[kAccumulat
 template <Fp8Format kFormatA, Fp8Format kFormatB, bool kPromote, bool kBlockScales>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
-                          const __grid_constant__ CUtensorMap tensor_map_b, GemmArgs args) {
+                          const __grid_constant__ CUtensorMap tensor_map_b,
+                          const __grid_constant__ CUtensorMap tensor_map_d, GemmArgs args) {
 #if FP8GEMM_SM90A_DEVICE
   using namespace sm90;
   __shared__ uint64_t full_barrier[kStages];   // the TMA has filled the stage
@@ -216,7 +366,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int lane = threadIdx.x % kWarpSize;
   const int warp_in_group = (threadIdx.x % kWarpgroupThreads) / kWarpSize;
   // This thread's rows of D: row0 and row0 + 8 (the wgmma fragment layout).
-  const int64_t row0 = static_cast<int64_t>(m_block) * kBlockM + warpgroup * 64 + warp_in_group * 16 + lane / 4;
+  const int row0 = m_block * kBlockM + warpgroup * 64 + warp_in_group * 16 + lane / 4;
   // Block scales: where this thread's rows of A (1 x 128) and this tile's
   // columns of B (128 x 128) keep their K blocks' scales. Rows past M (zero
   // filled by the TMA) read the last row's: their products are zero anyway.
@@ -225,7 +375,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if constexpr (kBlockScales) {  // nullptr for a granularity constant along K
     for (int h = 0; h < 2; ++h) {
       a_block_scales[h] =
-          k_block_scales(args.a_scale_granularity, args.a_scales, std::min(row0 + 8 * h, args.m - 1), args.k);
+          k_block_scales(args.a_scale_granularity, args.a_scales, std::min<int64_t>(row0 + 8 * h, args.m - 1), args.k);
     }
     b_block_scales = k_block_scales(args.b_scale_granularity, args.b_scales, int64_t{n_block} * kBlockN, args.k);
   }
@@ -288,30 +438,48 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 
   // ---- epilogue: this thread's columns of the fragment (see common/sm90/wgmma.cuh).
-  const int64_t col0 = static_cast<int64_t>(n_block) * kBlockN + 2 * (lane % 4);
+  const int col0 = n_block * kBlockN + 2 * (lane % 4);
   // The scales constant along K (per tensor, per row), applied here; a 1 x 128
   // or 128 x 128 operand contributes 1: its scales were applied at each promotion.
   const ConstantScales a_scales = constant_scales(args.a_scale_granularity, args.a_scale, args.a_scales);
   const ConstantScales b_scales = constant_scales(args.b_scale_granularity, args.b_scale, args.b_scales);
-  auto epilogue = [&](const float(&result)[kAccumulators]) {
+  const int tile_row = m_block * kBlockM + warpgroup * 64;  // the warpgroup's part of the D tile
+  const int tile_col = n_block * kBlockN;
+  const float inverse_d_scale = 1.0f / args.d_scale;
+  auto finish = [&](float(&y)[kAccumulators]) {
+    apply_epilogue(y, args, a_scales, b_scales, row0, col0);
+    const float amax = args.d_amax != nullptr ? fragment_amax(y, args, row0, col0) : 0.0f;
     switch (args.d_type) {
-      case OutputType::kBF16: return epilogue_fragment<OutputType::kBF16>(result, args, a_scales, b_scales, row0, col0);
-      case OutputType::kFP32: return epilogue_fragment<OutputType::kFP32>(result, args, a_scales, b_scales, row0, col0);
-      case OutputType::kE4M3: return epilogue_fragment<OutputType::kE4M3>(result, args, a_scales, b_scales, row0, col0);
-      default: return epilogue_fragment<OutputType::kE5M2>(result, args, a_scales, b_scales, row0, col0);
+      case OutputType::kBF16:
+        store_tile<OutputType::kBF16>(y, args, &tensor_map_d, tiles_a, warpgroup, tile_row, tile_col, row0, col0,
+                                      inverse_d_scale);
+        break;
+      case OutputType::kFP32:
+        store_tile<OutputType::kFP32>(y, args, &tensor_map_d, tiles_a, warpgroup, tile_row, tile_col, row0, col0,
+                                      inverse_d_scale);
+        break;
+      case OutputType::kE4M3:
+        store_tile<OutputType::kE4M3>(y, args, &tensor_map_d, tiles_a, warpgroup, tile_row, tile_col, row0, col0,
+                                      inverse_d_scale);
+        break;
+      default:
+        store_tile<OutputType::kE5M2>(y, args, &tensor_map_d, tiles_a, warpgroup, tile_row, tile_col, row0, col0,
+                                      inverse_d_scale);
+        break;
     }
+    return amax;
   };
   float amax;
   if constexpr (kPromote) {
-    amax = epilogue(total);
+    amax = finish(total);
   } else {
-    amax = epilogue(accum);
+    amax = finish(accum);
   }
   if (args.d_amax != nullptr) block_amax_to_global(amax, amax_scratch, kConsumerWarps, kAmaxBarrier, args.d_amax);
 #endif  // FP8GEMM_SM90A_DEVICE
 }
 
-using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, GemmArgs);
+using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, GemmArgs);
 
 // The kernel for one pair of formats (e4m3 or e5m2 each) and accumulation mode.
 template <bool kPromote, bool kBlockScales>
@@ -329,17 +497,25 @@ Status launch_fused_epilogue(const GemmArgs& args) {
   Status status = sm90::require_sm90a_gpu();
   if (!status.ok()) return status;
 
-  // TMA coordinates are signed 32-bit; the grid is one-dimensional.
+  // TMA coordinates and the kernel's row and column numbers are signed 32-bit
+  // (a tile's last row is 127 past its first); the grid is one-dimensional.
   constexpr int64_t kMaxExtent = 0x7FFFFFFF;
   const int64_t tiles = ((args.m + kBlockM - 1) / kBlockM) * ((args.n + kBlockN - 1) / kBlockN);
-  if (args.m > kMaxExtent || args.n > kMaxExtent || args.k > kMaxExtent - kBlockK || tiles > kMaxExtent) {
-    return Status::error(StatusCode::kNotSupported, "M, N, K < 2^31 and at most 2^31 - 1 tiles of 128 x 128 required");
+  if (args.m > kMaxExtent - kBlockM || args.n > kMaxExtent - kBlockN || args.k > kMaxExtent - kBlockK ||
+      tiles > kMaxExtent) {
+    return Status::error(StatusCode::kNotSupported,
+                         "M, N, K <= 2^31 - 129 and at most 2^31 - 1 tiles of 128 x 128 required");
   }
 
-  CUtensorMap map_a, map_b;
+  CUtensorMap map_a, map_b, map_d;
   status = sm90::make_kmajor_tensor_map(&map_a, args.a, args.m, args.k, args.lda, kBlockM, kBlockK);
   if (!status.ok()) return status;
   status = sm90::make_kmajor_tensor_map(&map_b, args.b, args.n, args.k, args.ldb, kBlockN, kBlockK);
+  if (!status.ok()) return status;
+  // D, for the TMA stores: boxes of 64 rows (one warpgroup) x 128 bytes.
+  const int d_bytes = static_cast<int>(output_bytes(args.d_type));
+  status = sm90::make_swizzled_tensor_map(&map_d, args.d, d_bytes, args.m, args.n, args.ldd * d_bytes, 64,
+                                          128 / d_bytes);
   if (!status.ok()) return status;
 
   // Scales that change along K are applied at each promotion: without
@@ -372,7 +548,7 @@ Status launch_fused_epilogue(const GemmArgs& args) {
                            std::string("cannot clear d_amax: ") + cudaGetErrorString(cleared));
     }
   }
-  kernel<<<static_cast<unsigned>(tiles), kThreads, kDynamicSharedBytes, args.stream>>>(map_a, map_b, args);
+  kernel<<<static_cast<unsigned>(tiles), kThreads, kDynamicSharedBytes, args.stream>>>(map_a, map_b, map_d, args);
   return status_from_launch();
 }
 
