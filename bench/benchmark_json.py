@@ -56,6 +56,21 @@ def case_rows(data):
     return rows
 
 
+def refused_cases(paths):
+    """{(contender, shape): message} of the cases that were reported skipped (a contender
+    that refuses the case, e.g. cuBLASLt without an algorithm for an epilogue), over all
+    files; the first file's message wins."""
+    refused = {}
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        for entry in data.get("benchmarks", []):
+            if entry.get("error_occurred") or entry.get("skipped"):
+                key = split_name(entry.get("run_name", entry["name"]))
+                refused.setdefault(key, entry.get("error_message", entry.get("skip_message", "skipped")))
+    return refused
+
+
 def load_rows(paths):
     """The row of each case over all files, and [(path, context)] of each file.
 

@@ -37,6 +37,15 @@ a value with spaces is quoted ("..."). Kinds and their keys:
             committed as docs/steps.json): a row per step with its M, N, K rules, row
             alignment, formats, outputs, GPU, accumulation and must-run cases
 
+  epilogue  json=FILE step=STEP [shapes=MxNxK,...]
+            the epilogue variants (fp8gemm_bench --epilogue_variants): a row per shape and
+            variant with the step's TFLOP/s, cuBLASLt's with the same epilogue, their ratio,
+            the unfused baseline's TFLOP/s and the fused-to-unfused ratio; a case cuBLASLt
+            refused says so (its reasons are listed under the table)
+  builds    json=FILE,FILE labels=A,B step=STEP [shapes=...]
+            one step measured in two builds (e.g. with a tunable changed), each file with its
+            own cuBLASLt: a row per shape (or variant) with, per build, the step's TFLOP/s and
+            % of that file's cuBLASLt, then the ratio of the first build's time to the second's
   calibration json=FILE [k=K,K,...]
             the tolerance's calibration (bench/results/h200/tolerance_calibration.json, from
             fp8gemm_calibrate): per accumulation, output type and K, the largest errors measured
@@ -490,8 +499,83 @@ def calibration_table(keys):
     return markdown_table(header, body, "lllr" + "r" * 6) + ["", source_line([name], [context], keys)]
 
 
+
+def variant_parts(shape):
+    """('4096x4096x4096', 'block/bias_gelu/e4m3') of a variant's shape; ('...', '') for a plain one."""
+    dims, _, variant = shape.partition("/")
+    return dims, variant
+
+
+def resolve_step(keys, rows):
+    if "step" not in keys:
+        raise TableError("needs step=STEP (a folder name or number)")
+    return resolve_steps({"steps": keys["step"], "json": keys.get("json")}, rows)[0]
+
+
+def ratio_text(numerator, denominator):
+    return DASH if numerator is None or not denominator else f"{numerator / denominator:.2f}×"
+
+
+def epilogue_table(keys):
+    """A row per shape and epilogue variant: the step, cuBLASLt with the same epilogue, the
+    unfused baseline, and the ratios."""
+    rows, files, contexts = load_benchmark(keys)
+    step = resolve_step(keys, rows)
+    refused = benchmark_json.refused_cases([repo_path(f) for f in split_list(keys["json"])])
+    shapes = [s for s in benchmark_json.shapes(rows) if "/" in s]
+    if "shapes" in keys:
+        wanted = split_list(keys["shapes"])
+        shapes = [s for s in shapes if variant_parts(s)[0] in wanted]
+        if not shapes:
+            raise TableError(f"no variant of {', '.join(wanted)} in {keys['json']}")
+    header = ["shape", "scales", "epilogue", "D", f"{step_label(step)} TFLOP/s", "cuBLASLt TFLOP/s",
+              f"{step_label(step)} / cuBLASLt", "unfused TFLOP/s", "fused / unfused"]
+    body, reasons = [], []
+    for shape in shapes:
+        dims, variant = variant_parts(shape)
+        fused, cublaslt, unfused = (tflops_of(rows, c, shape) for c in (step, CUBLASLT, "unfused"))
+        cublaslt_cell = tflops_text(cublaslt)
+        if cublaslt is None and (CUBLASLT, shape) in refused:
+            message = refused[(CUBLASLT, shape)]
+            if message not in reasons:
+                reasons.append(message)
+            cublaslt_cell = f"refused ({reasons.index(message) + 1})"
+        body.append([dims.replace("x", " × ")] + variant.split("/") +
+                    [tflops_text(fused), cublaslt_cell, ratio_text(fused, cublaslt), tflops_text(unfused),
+                     ratio_text(fused, unfused)])
+    lines = markdown_table(header, body, "llllrrrrr") + [""]
+    for i, reason in enumerate(reasons):
+        lines += [f"({i + 1}) {reason}", ""]
+    return lines + [source_line(files, contexts, keys)]
+
+
+def builds_table(keys):
+    """One step in two builds, each file beside its own cuBLASLt."""
+    files = split_list(keys.get("json", ""))
+    labels = split_list(keys.get("labels", ""))
+    if len(files) != 2 or len(labels) != 2:
+        raise TableError("needs json=FILE,FILE and labels=A,B (two builds)")
+    loaded = [load_benchmark({"json": f}) for f in files]
+    step = resolve_step(keys, loaded[0][0])
+    shapes = selected_shapes(keys, [s for s in benchmark_json.shapes(loaded[0][0]) if (step, s) in loaded[0][0]])
+    header = ["shape"]
+    for label in labels:
+        header += [f"{label} TFLOP/s", f"{label} % of cuBLASLt"]
+    header += [f"{labels[0]} / {labels[1]}"]
+    body = []
+    for shape in shapes:
+        row, speeds = [shape_text(shape)], []
+        for rows, _, _ in loaded:
+            speeds.append(tflops_of(rows, step, shape))
+            row += [tflops_text(speeds[-1]), percent_text(benchmark_json.pct_of_cublaslt(rows, step, shape))]
+        row.append(ratio_text(speeds[0], speeds[1]))
+        body.append(row)
+    contexts = [context for _, _, c in loaded for context in c]
+    return markdown_table(header, body, "l" + "r" * (len(header) - 1)) + ["", source_line(files, contexts, keys)]
+
 KINDS = {"ladder": ladder_table, "shapes": shapes_table, "fast": fast_table, "sweep": sweep_table,
-         "counters": counters_table, "constraints": constraints_table, "calibration": calibration_table}
+         "counters": counters_table, "constraints": constraints_table, "calibration": calibration_table,
+         "epilogue": epilogue_table, "builds": builds_table}
 
 
 def generate(spec):

@@ -67,8 +67,7 @@ inline Status make_swizzled_tensor_map(CUtensorMap* map, const void* base, int e
     return Status::error(StatusCode::kNotSupported,
                          std::string("cuTensorMapEncodeTiled failed with CUresult ") +
                              std::to_string(static_cast<int>(result)) + " (rows = " + std::to_string(rows) +
-                             ", columns = " + std::to_string(cols) + ", ld = " + std::to_string(ld_bytes) +
-                             " bytes)");
+                             ", columns = " + std::to_string(cols) + ", ld = " + std::to_string(ld_bytes) + " bytes)");
   }
   return Status::success();
 }

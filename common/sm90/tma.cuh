@@ -59,9 +59,7 @@ __device__ __forceinline__ void tma_store_commit_group() { asm volatile("cp.asyn
 /// Waits until this thread's committed TMA stores have read their shared
 /// memory (the writes to global memory may still be in flight; they complete
 /// before the grid does).
-__device__ __forceinline__ void tma_store_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-}
+__device__ __forceinline__ void tma_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
 
 /// The shared address of byte `byte` (< 128) of row `row` of a box the TMA
 /// copies with the 128-byte swizzle, starting at `box` (1024-byte aligned):
@@ -76,8 +74,8 @@ __device__ __forceinline__ uint32_t swizzled_128b_address(uint32_t box, int row,
 /// `pairs[q]` of lane 4r + c (the wgmma accumulator layout), and lane 8q + r
 /// gives the shared address of matrix q's row r (16 bytes).
 __device__ __forceinline__ void stmatrix_x4(uint32_t row_address, const uint32_t (&pairs)[4]) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(row_address),
-               "r"(pairs[0]), "r"(pairs[1]), "r"(pairs[2]), "r"(pairs[3])
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(row_address), "r"(pairs[0]),
+               "r"(pairs[1]), "r"(pairs[2]), "r"(pairs[3])
                : "memory");
 }
 

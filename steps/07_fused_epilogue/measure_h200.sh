@@ -4,6 +4,8 @@
 #   tests     its GPU tests, the example's, memcheck and racecheck
 #   bench     steps 06 and 07 beside cuBLASLt on the ladder's shapes, and the
 #             epilogue variants (with the unfused baseline) on SHAPES
+#   ncu       Nsight Compute's warp stall reasons and hottest instructions of
+#             step 07 at 4096^3, with no epilogue and with bias + GELU
 #   store     the same plain benchmark and the variants at 4096^3 with the step
 #             rebuilt with kStoreThroughTma = false: the TMA store against
 #             direct stores (run after bench, same build)
@@ -64,6 +66,16 @@ for phase in "$@"; do
         --benchmark_filter='^(cublaslt|06_tma_warp_specialization|07_fused_epilogue)/'
       bench bench_07_variants --epilogue_variants --steps=07 --shapes="$variant_shapes" \
         --benchmark_filter='^(cublaslt|07_fused_epilogue|unfused)/'
+      ;;
+    ncu)
+      for variant in tensor/none/bf16 tensor/bias_gelu/bf16; do
+        echo "== $variant" >> "$LOGS/ncu.txt"
+        timeout 150 ncu --clock-control none --section LaunchStats --section WarpStateStats --section SourceCounters \
+          -k regex:wgmma_fp8_gemm_kernel --launch-skip 3 --launch-count 1 $B/bench/fp8gemm_bench --epilogue_variants \
+          --steps=07 --shapes=4096x4096x4096 --benchmark_filter="^07_fused_epilogue/4096x4096x4096/$variant\$" \
+          --benchmark_repetitions=1 --benchmark_min_time=0.01s >> "$LOGS/ncu.txt" 2>&1
+        echo "ncu $variant rc=$? ${SECONDS}s"
+      done
       ;;
     store)
       sed -i 's/^constexpr bool kStoreThroughTma = true;/constexpr bool kStoreThroughTma = false;/' \
