@@ -72,9 +72,18 @@ struct StageTiles {
 static_assert(kTileBytesA % 1024 == 0 && kTileBytesB % 1024 == 0, "tiles must keep 1024-byte alignment");
 constexpr size_t kDynamicSharedBytes = sizeof(StageTiles) + 1024;  // + slack to align the start
 constexpr int kConsumerWarps = kConsumerWarpgroups * sm90::kWarpgroupThreads / kWarpSize;
-// The barriers and the amax scratch live in static shared memory; their size
-// also tells the launcher that the sm_90a body was compiled (see kernel_has_sm90a_image).
+// The scales of a stage's K block, for 1 x 128 / 128 x 128 scales: s_A of
+// each of the tile's rows and s_B of its columns (one 128 x 128 block of B).
+struct StageScales {
+  float a[kBlockM];
+  float b;
+};
+constexpr int kScaleLoaderWarp = 1;  // the producer warpgroup's warp that copies them
+// The barriers, the amax scratch and (with block scales) the stages' scales
+// live in static shared memory; its size also tells the launcher that the
+// sm_90a body was compiled (see kernel_has_sm90a_image).
 constexpr size_t kStaticSharedBytes = 2 * kStages * sizeof(uint64_t) + kConsumerWarps * sizeof(float);
+constexpr size_t kStaticSharedBytesWithScales = kStaticSharedBytes + kStages * sizeof(StageScales);
 constexpr int kAmaxBarrier = 1;   // the named barrier of the consumers' amax reduction
 constexpr int kStoreBarrier = 2;  // + w: warpgroup w's, before its TMA store
 
@@ -315,8 +324,9 @@ __global__ void __launch_bounds__(kThreads, 1)
                           const __grid_constant__ CUtensorMap tensor_map_d, GemmArgs args, bool store_through_tma) {
 #if FP8GEMM_SM90A_DEVICE
   using namespace sm90;
-  __shared__ uint64_t full_barrier[kStages];   // the TMA has filled the stage
-  __shared__ uint64_t empty_barrier[kStages];  // the consumers are done with the stage
+  __shared__ uint64_t full_barrier[kStages];     // the TMA has filled the stage
+  __shared__ uint64_t empty_barrier[kStages];    // the consumers are done with the stage
+  __shared__ StageScales stage_scales[kStages];  // block scales only
   __shared__ float amax_scratch[kConsumerWarps];
   extern __shared__ uint8_t dynamic_shared[];
   const uint32_t tiles_start = (shared_address(dynamic_shared) + 1023u) & ~1023u;
@@ -330,9 +340,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int k_blocks = static_cast<int>((args.k + kBlockK - 1) / kBlockK);  // the last one zero-filled past K
   const int warpgroup = threadIdx.x / kWarpgroupThreads;
 
+  // A stage is full when the TMA has delivered its tiles (one arrive.expect_tx)
+  // and, with block scales, each lane of the scale loader has stored its scales.
+  constexpr int kFullArrivals = 1 + (kBlockScales ? kWarpSize : 0);
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(shared_address(&full_barrier[s]), 1);                // the producer's arrive.expect_tx
+      mbarrier_init(shared_address(&full_barrier[s]), kFullArrivals);
       mbarrier_init(shared_address(&empty_barrier[s]), kConsumerWarps);  // lane 0 of each consumer warp
     }
     fence_barrier_init();
@@ -340,8 +353,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   __syncthreads();
 
   if (warpgroup == kConsumerWarpgroups) {
-    // ---- producer: one thread feeds the ring; the rest of the warpgroup idles.
-    if (threadIdx.x == kConsumerWarpgroups * kWarpgroupThreads) {
+    // ---- producer: one thread feeds the ring; with block scales one warp
+    // copies each stage's scales beside it; the rest of the warpgroup idles.
+    const int producer_thread = threadIdx.x - kConsumerWarpgroups * kWarpgroupThreads;
+    if (producer_thread == 0) {
       prefetch_tensor_map(&tensor_map_a);
       prefetch_tensor_map(&tensor_map_b);
       int stage = 0;
@@ -354,6 +369,39 @@ __global__ void __launch_bounds__(kThreads, 1)
         mbarrier_arrive_expect_tx(full, kStageBytes);  // always the whole box, zero-filled parts included
         tma_load_2d(tiles_a + stage * kTileBytesA, &tensor_map_a, full, kb * kBlockK, m_block * kBlockM);
         tma_load_2d(tiles_b + stage * kTileBytesB, &tensor_map_b, full, kb * kBlockK, n_block * kBlockN);
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+    } else if (kBlockScales && producer_thread / kWarpSize == kScaleLoaderWarp) {
+      // The scales of K block kb go into the stage that holds its tiles, and
+      // the stage is full only when they are there: a consumer reads them from
+      // shared memory, never waiting on global memory in its mainloop. (Loaded
+      // by the consumers themselves, one K block ahead or not, they cost 20 %:
+      // the compiler put their first use before the wgmmas.) Lane l copies
+      // the scales of rows l, l + 32, l + 64, l + 96 of the tile; rows past M
+      // copy the last row's (the TMA zero-filled those rows of A).
+      const int lane = producer_thread % kWarpSize;
+      const float* a_rows[kBlockM / kWarpSize];
+#pragma unroll
+      for (int i = 0; i < kBlockM / kWarpSize; ++i) {
+        const int64_t row = std::min<int64_t>(int64_t{m_block} * kBlockM + lane + kWarpSize * i, args.m - 1);
+        a_rows[i] = k_block_scales(args.a_scale_granularity, args.a_scales, row, args.k);  // nullptr: constant
+      }
+      const float* b_row = k_block_scales(args.b_scale_granularity, args.b_scales, int64_t{n_block} * kBlockN, args.k);
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        float a[kBlockM / kWarpSize];
+#pragma unroll
+        for (int i = 0; i < kBlockM / kWarpSize; ++i) a[i] = a_rows[i] != nullptr ? a_rows[i][kb] : 1.0f;
+        const float b = b_row != nullptr ? b_row[kb] : 1.0f;
+        mbarrier_wait(shared_address(&empty_barrier[stage]), phase ^ 1);
+#pragma unroll
+        for (int i = 0; i < kBlockM / kWarpSize; ++i) stage_scales[stage].a[lane + kWarpSize * i] = a[i];
+        if (lane == 0) stage_scales[stage].b = b;
+        mbarrier_arrive(shared_address(&full_barrier[stage]));  // release: the stores above come first
         if (++stage == kStages) {
           stage = 0;
           phase ^= 1;
@@ -376,39 +424,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warp_in_group = (threadIdx.x % kWarpgroupThreads) / kWarpSize;
   // This thread's rows of D: row0 and row0 + 8 (the wgmma fragment layout).
   const int row0 = m_block * kBlockM + warpgroup * 64 + warp_in_group * 16 + lane / 4;
-  // Block scales: where this thread's rows of A (1 x 128) and this tile's
-  // columns of B (128 x 128) keep their K blocks' scales. Rows past M (zero
-  // filled by the TMA) read the last row's: their products are zero anyway.
-  const float* a_block_scales[2] = {nullptr, nullptr};
-  const float* b_block_scales = nullptr;
-  if constexpr (kBlockScales) {  // nullptr for a granularity constant along K
-    for (int h = 0; h < 2; ++h) {
-      a_block_scales[h] =
-          k_block_scales(args.a_scale_granularity, args.a_scales, std::min<int64_t>(row0 + 8 * h, args.m - 1), args.k);
-    }
-    b_block_scales = k_block_scales(args.b_scale_granularity, args.b_scales, int64_t{n_block} * kBlockN, args.k);
-  }
-  // s_A * s_B of a K block for the thread's two rows (1 where an operand's
-  // scales are constant along K).
-  auto load_block_scales = [&](int kb, float(&scale)[2]) {
-    const float b_scale = b_block_scales != nullptr ? b_block_scales[kb] : 1.0f;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) scale[h] = (a_block_scales[h] != nullptr ? a_block_scales[h][kb] : 1.0f) * b_scale;
-  };
-  float next_block_scale[2] = {1.0f, 1.0f};
-  if constexpr (kBlockScales) load_block_scales(0, next_block_scale);
   int stage = 0;
   uint32_t phase = 0;
   for (int kb = 0; kb < k_blocks; ++kb) {
-    // This K block's scales were loaded one K block ago, and the next one's
-    // are loaded now: a load from L2 takes longer than a wait for a stage,
-    // so it is started a whole K block before its use.
-    float block_scale[2] = {next_block_scale[0], next_block_scale[1]};
-    if constexpr (kBlockScales) {
-      if (kb + 1 < k_blocks) load_block_scales(kb + 1, next_block_scale);
-    }
     mbarrier_wait(shared_address(&full_barrier[stage]), phase);
     __syncwarp();  // wgmma is .aligned: the warp must be converged
+    // With block scales: this K block's s_A of the thread's two rows and s_B.
+    float scales[3] = {1.0f, 1.0f, 1.0f};
+    if constexpr (kBlockScales) {
+      const int tile_row = row0 - m_block * kBlockM;
+      scales[0] = stage_scales[stage].a[tile_row];
+      scales[1] = stage_scales[stage].a[tile_row + 8];
+      scales[2] = stage_scales[stage].b;
+    }
 
     const uint64_t desc_a = make_kmajor_sw128_descriptor(tiles_a + stage * kTileBytesA + warpgroup * 64 * kBlockK);
     const uint64_t desc_b = make_kmajor_sw128_descriptor(tiles_b + stage * kTileBytesB);
@@ -430,6 +458,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       fence_registers(accum);
       if (lane == 0) mbarrier_arrive(shared_address(&empty_barrier[stage]));
       if constexpr (kBlockScales) {
+        const float block_scale[2] = {scales[0] * scales[2], scales[1] * scales[2]};
         // total += partial * (s_A * s_B): accumulator 4j + 2h + c is in row row0 + 8h.
 #pragma unroll
         for (int i = 0; i < kAccumulators; ++i) total[i] = fmaf(accum[i], block_scale[(i / 2) % 2], total[i]);
@@ -556,7 +585,7 @@ Status launch_fused_epilogue(const GemmArgs& args) {
   const KernelFunction kernel = args.fast_accumulation ? select_kernel<false, false>(args.a_format, args.b_format)
                                 : block_scales         ? select_kernel<true, true>(args.a_format, args.b_format)
                                                        : select_kernel<true, false>(args.a_format, args.b_format);
-  status = sm90::kernel_has_sm90a_image(kernel, kStaticSharedBytes);
+  status = sm90::kernel_has_sm90a_image(kernel, block_scales ? kStaticSharedBytesWithScales : kStaticSharedBytes);
   if (!status.ok()) return status;
   const cudaError_t err =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kDynamicSharedBytes));
