@@ -456,6 +456,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if constexpr (kPromote) {
       wgmma_wait_group<0>();  // this K block's products are in accum, its stage is no longer read
       fence_registers(accum);
+      __syncwarp();  // every lane's reads of the stage (its scales) come before lane 0 releases it
       if (lane == 0) mbarrier_arrive(shared_address(&empty_barrier[stage]));
       if constexpr (kBlockScales) {
         const float block_scale[2] = {scales[0] * scales[2], scales[1] * scales[2]};
