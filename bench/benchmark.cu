@@ -75,8 +75,9 @@ void print_usage() {
       "                         (needs no GPU)\n"
       "  --epilogue_variants    instead of the plain cases, the scale and epilogue variants: on\n"
       "                         4096^3, 8192^3, 4096x7168x16384 and 64x2112x7168 (or --shapes), scales\n"
-      "                         {tensor, block (A 1x128, B 128x128)} x epilogue {none, bias_gelu (BF16\n"
-      "                         bias, GELU tanh form)} x D {bf16, e4m3}, for cuBLASLt, every step (a\n"
+      "                         {tensor, outer (per row of A and B), block (A 1x128, B 128x128)} x\n"
+      "                         epilogue {none, bias_gelu (BF16 bias, GELU tanh form)} x D {bf16,\n"
+      "                         e4m3}, for cuBLASLt, every step (a\n"
       "                         step that refuses a variant is reported skipped, with its message) and\n"
       "                         the unfused baseline (a step's plain GEMM into FP32, then the epilogue\n"
       "                         as a kernel of its own, timed together); names\n"
@@ -141,19 +142,20 @@ std::vector<Contender> contenders_of(const Options& options) {
   return contenders;
 }
 
-/// The problems of --epilogue_variants: scales {tensor, block} x epilogue
-/// {none, bias_gelu} x D {bf16, e4m3}. The bias is BF16, the type cuBLASLt
-/// takes beside every D of an FP8 GEMM.
+/// The problems of --epilogue_variants: scales {tensor, outer (per row of A
+/// and of B), block} x epilogue {none, bias_gelu} x D {bf16, e4m3}. The bias
+/// is BF16, the type cuBLASLt takes beside every D of an FP8 GEMM.
 std::vector<ProblemOptions> epilogue_variants() {
   std::vector<ProblemOptions> variants;
-  for (bool block : {false, true}) {
+  const ScaleGranularity granularities[][2] = {{ScaleGranularity::kPerTensor, ScaleGranularity::kPerTensor},
+                                               {ScaleGranularity::kPerRow, ScaleGranularity::kPerRow},
+                                               {ScaleGranularity::kGroup1x128, ScaleGranularity::kBlock128x128}};
+  for (const auto& scales : granularities) {
     for (bool bias_gelu : {false, true}) {
       for (OutputType out : {OutputType::kBF16, OutputType::kE4M3}) {
         ProblemOptions problem;
-        if (block) {
-          problem.a_scale_granularity = ScaleGranularity::kGroup1x128;
-          problem.b_scale_granularity = ScaleGranularity::kBlock128x128;
-        }
+        problem.a_scale_granularity = scales[0];
+        problem.b_scale_granularity = scales[1];
         problem.bias = bias_gelu;
         problem.bias_type = BiasType::kBF16;
         problem.activation = bias_gelu ? Activation::kGeluTanh : Activation::kNone;
@@ -223,8 +225,9 @@ int run(int argc, char** argv) {
   if (options.epilogue_variants) {
     benchmark::AddCustomContext(
         "inputs",
-        "random normal A and B quantized per tensor (scales `tensor`) or A per 1x128 group and B per 128x128 block "
-        "(`block`), BF16 bias from N(0, 1) (`bias_gelu`, with GELU's tanh form), D in BF16 or e4m3 with d_scale "
+        "random normal A and B quantized per tensor (scales `tensor`), per row (`outer`), or A per 1x128 group "
+        "and B per 128x128 block (`block`), BF16 bias from N(0, 1) (`bias_gelu`, with GELU's tanh form), D in BF16 or "
+        "e4m3 with d_scale "
         "fp8_output_scale(K) (common/harness/problem.h) and d_amax; e4m3 inputs, seed 1");
     benchmark::AddCustomContext("unfused",
                                 "the plain GEMM (FP32 D, scales applied) of the highest-numbered step that "

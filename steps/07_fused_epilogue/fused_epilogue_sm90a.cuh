@@ -342,11 +342,17 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // A stage is full when the TMA has delivered its tiles (one arrive.expect_tx)
   // and, with block scales, each lane of the scale loader has stored its scales.
+  // It is empty when the consumers are done with it: lane 0 of each warp
+  // arrives for the warp once its wgmmas have finished reading the tiles; with
+  // block scales every consumer thread arrives, after its own reads of the
+  // stage's scales (a read by one lane is not ordered before another lane's
+  // arrive: compute-sanitizer's racecheck reports it, __syncwarp or not).
   constexpr int kFullArrivals = 1 + (kBlockScales ? kWarpSize : 0);
+  constexpr int kEmptyArrivals = kBlockScales ? kConsumerWarps * kWarpSize : kConsumerWarps;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(shared_address(&full_barrier[s]), kFullArrivals);
-      mbarrier_init(shared_address(&empty_barrier[s]), kConsumerWarps);  // lane 0 of each consumer warp
+      mbarrier_init(shared_address(&empty_barrier[s]), kEmptyArrivals);
     }
     fence_barrier_init();
   }
@@ -456,8 +462,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if constexpr (kPromote) {
       wgmma_wait_group<0>();  // this K block's products are in accum, its stage is no longer read
       fence_registers(accum);
-      __syncwarp();  // every lane's reads of the stage (its scales) come before lane 0 releases it
-      if (lane == 0) mbarrier_arrive(shared_address(&empty_barrier[stage]));
+      if (kBlockScales || lane == 0) mbarrier_arrive(shared_address(&empty_barrier[stage]));
       if constexpr (kBlockScales) {
         const float block_scale[2] = {scales[0] * scales[2], scales[1] * scales[2]};
         // total += partial * (s_A * s_B): accumulator 4j + 2h + c is in row row0 + 8h.

@@ -92,6 +92,7 @@ for phase in "$@"; do
     checks)
       for check in "cublaslt --scales block --epilogue bias_gelu --out e4m3" \
         "cublaslt --scales block --epilogue bias_gelu" "cublaslt --scales tensor --epilogue bias_gelu --out e4m3" \
+        "cublaslt --scales outer --epilogue bias_gelu --out e4m3" "07 --scales outer --epilogue bias_gelu --out e4m3" \
         "unfused --scales block --epilogue bias_gelu --out e4m3" "07 --scales block --epilogue bias_gelu --out e4m3"; do
         timeout 60 $B/bench/fp8gemm --step $check --m 4096 --n 4096 --k 4096 --check >> "$LOGS/checks.log" 2>&1
         echo "fp8gemm --step $check: rc=$?"
