@@ -46,6 +46,11 @@ a value with spaces is quoted ("..."). Kinds and their keys:
             one step measured in two builds (e.g. with a tunable changed), each file with its
             own cuBLASLt: a row per shape (or variant) with, per build, the step's TFLOP/s and
             % of that file's cuBLASLt, then the ratio of the first build's time to the second's
+  ratios    json=FILE step=STEP pairs="A~B;C~D;..." [bars=X,Y,...]
+            speed ratios between cases of one file: a row per pair with both TFLOP/s and
+            A's over B's; a case is [contender@]<shape>[/<scales>/<epilogue>/<out>], the
+            contender defaulting to step=; bars= adds the ratio each row must reach
+            (- for none) and whether it does
   calibration json=FILE [k=K,K,...]
             the tolerance's calibration (bench/results/h200/tolerance_calibration.json, from
             fp8gemm_calibrate): per accumulation, output type and K, the largest errors measured
@@ -573,9 +578,45 @@ def builds_table(keys):
     contexts = [context for _, _, c in loaded for context in c]
     return markdown_table(header, body, "l" + "r" * (len(header) - 1)) + ["", source_line(files, contexts, keys)]
 
+
+def ratios_table(keys):
+    """Speed ratios between pairs of cases of one file, with the bar each must reach."""
+    rows, files, contexts = load_benchmark(keys)
+    step = resolve_step(keys, rows)
+    pairs = [p.strip() for p in keys.get("pairs", "").split(";") if p.strip()]
+    if not pairs:
+        raise TableError('needs pairs="A~B;C~D" (cases as [contender@]shape)')
+    bars = split_list(keys.get("bars", "")) if "bars" in keys else []
+    if bars and len(bars) != len(pairs):
+        raise TableError(f"bars= has {len(bars)} values for {len(pairs)} pairs")
+
+    def case(text):
+        contender, _, shape = text.rpartition("@")
+        contender = resolve_steps({"steps": contender, "json": keys.get("json")}, rows)[0] if contender else step
+        if (contender, shape) not in rows:
+            raise TableError(f"no case {contender}/{shape} in {keys['json']}")
+        return contender, shape, tflops_of(rows, contender, shape)
+
+    def label(contender, shape):
+        return f"{step_label(contender)}, {shape_text(shape)}"
+
+    header = ["A", "B", "A TFLOP/s", "B TFLOP/s", "A / B"] + (["bar", "met"] if bars else [])
+    body = []
+    for i, pair in enumerate(pairs):
+        if "~" not in pair:
+            raise TableError(f"a pair is A~B, got {pair!r}")
+        (ca, sa, ta), (cb, sb, tb) = (case(x.strip()) for x in pair.split("~", 1))
+        row = [label(ca, sa), label(cb, sb), tflops_text(ta), tflops_text(tb), ratio_text(ta, tb)]
+        if bars:
+            bar = bars[i]
+            row += ([DASH, DASH] if bar == "-" else
+                    [f"≥ {float(bar):.2f}×", "yes" if ta / tb >= float(bar) - 1e-9 else "**no**"])
+        body.append(row)
+    return markdown_table(header, body, "ll" + "r" * (len(header) - 2)) + ["", source_line(files, contexts, keys)]
+
 KINDS = {"ladder": ladder_table, "shapes": shapes_table, "fast": fast_table, "sweep": sweep_table,
          "counters": counters_table, "constraints": constraints_table, "calibration": calibration_table,
-         "epilogue": epilogue_table, "builds": builds_table}
+         "epilogue": epilogue_table, "builds": builds_table, "ratios": ratios_table}
 
 
 def generate(spec):

@@ -43,8 +43,9 @@
 // whose MFMA reads only FNUZ inputs, still writes OCP outputs.
 //
 // The epilogue's arithmetic comes from common/: load_bias (epilogue.h), GELU
-// (gelu_portable.h: epilogue.h's formulas with tanh and erf evaluated without
-// ROCm's math library, which this build does not link), store_epilogue_output
+// (gelu_portable.h: epilogue.h's formulas without ROCm's math library, which
+// this build does not link: the tanh form as z / (1 + e^(-2u)), as epilogue.h
+// computes it, erf as polynomials and an exponential), store_epilogue_output
 // (output.h), the scale layouts (operand_scales.h, over quantize.h).
 //
 // Constraints (kNotSupported from the registry or the launcher): step 05's
@@ -99,55 +100,218 @@ __device__ inline void load_group_scales(float (&factor)[kTilesM][Mfma::kAccumul
   }
 }
 
-// The activation, as a call: the epilogue below is unrolled 64 times per
-// output type, and GELU inlined there would put both forms' polynomials and
-// exponentials into every copy. The Hopper step's first version did that and
-// outgrew the instruction cache (activation_call in fused_epilogue_sm90a.cuh).
-__device__ __attribute__((noinline)) float activation_call(float z, Activation activation) {
-  return apply_activation_portable(z, activation);
-}
+// The epilogue of a wavefront's 64 x 64 sub-tile of D runs once per tile,
+// after the mainloop, with little beside it to hide its latencies: every
+// instruction in it counts. It is written as the Hopper kernel's
+// (apply_epilogue, fragment_amax and store_tile_directly in
+// fused_epilogue_sm90a.cuh): each decision that is the same for the whole GEMM
+// (which scales, whether a bias, which activation, whether an amax) is taken
+// once, around the unrolled loops over the lane's 64 values, not inside them,
+// and the work is done in passes over those values: the scales and the bias,
+// the activation, the amax, the stores.
+//
+// Where the lane's values lie: accumulator r of MFMA tile (i, j) is the
+// element in row sub_tile_row(lane, i, r) and column sub_tile_col(lane, j) of
+// the sub-tile (Mfma::d_element_of), so a lane holds 16 rows and 4 columns of
+// it. Lanes 16 apart hold rows 4 apart; the 16 lanes of a row hold 16
+// consecutive columns, which their stores write together.
+//
+// Row numbers are 32-bit here: the launcher puts row tiles on grid.y, so
+// M <= 65535 x 128 (prepare_cdna_launch). It allows more columns than 2^31, so
+// column numbers stay 64-bit; the bounds tests compare the 32-bit offsets
+// within the sub-tile.
+__device__ inline int sub_tile_row(int lane, int i, int r) { return 16 * i + Mfma::d_element_of(lane, r).row; }
+__device__ inline int sub_tile_col(int lane, int j) { return 16 * j + Mfma::d_element_of(lane, 0).col; }
 
-// The epilogue of this wavefront's 64 x 64 sub-tile, whose first element is
-// (row0, col0) of D: sum times the scales constant along K, plus the bias,
-// through the activation, stored as kOut (a template argument, so that the
-// type test is made once, not 64 times). Returns the largest |y| this lane
-// stored, for FP8 D's amax. Lanes 16 apart hold rows 4 apart; the 16 lanes of
-// a row write 16 consecutive columns.
-template <OutputType kOut>
-__device__ inline float epilogue_tile(const WaveAccumulators& sum, const GemmArgs& args, int64_t row0, int64_t col0) {
+// The epilogue's arithmetic, in place on the lane's 64 sums:
+// y = act(sum * (s_A(row) * s_B(col)) + bias[col]), with the scales constant
+// along K (an operand with 1 x 128 or 128 x 128 scales contributes 1 here: its
+// scales were folded in per K group). Elements past M or N are computed too
+// (from the zeros loaded there), with the last row's and column's scales and
+// bias, and never stored. The scales and the bias are read here, before any
+// store: the compiler cannot tell that D overlaps neither.
+__device__ inline void apply_epilogue(WaveAccumulators& acc, const GemmArgs& args, int row0, int64_t col0) {
   const int lane = static_cast<int>(threadIdx.x) % mfma::kWaveLanes;
   const ConstantScales a_scales = constant_scales(args.a_scale_granularity, args.a_scale, args.a_scales);
   const ConstantScales b_scales = constant_scales(args.b_scale_granularity, args.b_scale, args.b_scales);
-  // This lane's column of each tile j: its scale and bias, read once, before
-  // any store (the compiler cannot tell that D overlaps neither). Columns past
-  // N read the last column's and store nothing.
-  float col_scale[kTilesN];
+  // s_A of the lane's 16 rows times B's per-tensor part. B has a per-tensor
+  // scale or per-row ones, never both (constant_scales leaves the other at
+  // 1), so this times the per-row part below is exactly s_A(row) * s_B(col).
+  const int last_row = static_cast<int>(args.m) - 1;
+  float row_factor[kTilesM][Mfma::kAccumulators];
+  if (a_scales.rows != nullptr) {
+#pragma unroll
+    for (int i = 0; i < kTilesM; ++i) {
+#pragma unroll
+      for (int r = 0; r < Mfma::kAccumulators; ++r) {
+        const int row = row0 + sub_tile_row(lane, i, r);
+        row_factor[i][r] = a_scales.of_row(row < last_row ? row : last_row) * b_scales.tensor;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < kTilesM; ++i) {
+#pragma unroll
+      for (int r = 0; r < Mfma::kAccumulators; ++r) row_factor[i][r] = a_scales.tensor * b_scales.tensor;
+    }
+  }
+  // The lane's 4 columns and their bias: 0 without one, added all the same,
+  // so that y is the same with no bias as with a bias of zeros (a product of
+  // -0 plus 0 is +0).
+  int64_t column[kTilesN];
   float bias[kTilesN];
 #pragma unroll
   for (int j = 0; j < kTilesN; ++j) {
-    const int64_t col = col0 + 16 * j + Mfma::d_element_of(lane, 0).col;
-    const int64_t column = col < args.n ? col : args.n - 1;
-    col_scale[j] = b_scales.of_row(column);
-    bias[j] = args.bias != nullptr ? load_bias(args.bias, column, args.bias_type) : 0.0f;
+    const int64_t col = col0 + sub_tile_col(lane, j);
+    column[j] = col < args.n ? col : args.n - 1;
+    bias[j] = 0.0f;
   }
+  if (args.bias != nullptr) {
+#pragma unroll
+    for (int j = 0; j < kTilesN; ++j) bias[j] = load_bias(args.bias, column[j], args.bias_type);
+  }
+  if (b_scales.rows == nullptr) {
+#pragma unroll
+    for (int i = 0; i < kTilesM; ++i) {
+#pragma unroll
+      for (int j = 0; j < kTilesN; ++j) {
+#pragma unroll
+        for (int r = 0; r < Mfma::kAccumulators; ++r) acc[i][j][r] = acc[i][j][r] * row_factor[i][r] + bias[j];
+      }
+    }
+  } else {
+    float col_scale[kTilesN];  // B's rows are D's columns
+#pragma unroll
+    for (int j = 0; j < kTilesN; ++j) col_scale[j] = b_scales.rows[column[j]];
+#pragma unroll
+    for (int i = 0; i < kTilesM; ++i) {
+#pragma unroll
+      for (int j = 0; j < kTilesN; ++j) {
+#pragma unroll
+        for (int r = 0; r < Mfma::kAccumulators; ++r) {
+          acc[i][j][r] = acc[i][j][r] * (row_factor[i][r] * col_scale[j]) + bias[j];
+        }
+      }
+    }
+  }
+  // GELU inline, one loop per form: the lane's 64 evaluations are independent,
+  // so the compiler interleaves them and their latencies overlap. An earlier
+  // version of the Hopper step called the activation per element instead (a
+  // __noinline__ function, to keep the unrolled loop small, as this kernel
+  // did too); measured on the H200, the calls ran one after another, none
+  // overlapping the next, and the tests made per element around them cost
+  // about 20 instructions per element even with no epilogue.
+  if (args.activation == Activation::kGeluTanh) {
+#pragma unroll
+    for (int i = 0; i < kTilesM; ++i) {
+#pragma unroll
+      for (int j = 0; j < kTilesN; ++j) {
+#pragma unroll
+        for (int r = 0; r < Mfma::kAccumulators; ++r) acc[i][j][r] = gelu_tanh_portable(acc[i][j][r]);
+      }
+    }
+  } else if (args.activation == Activation::kGeluErf) {
+#pragma unroll
+    for (int i = 0; i < kTilesM; ++i) {
+#pragma unroll
+      for (int j = 0; j < kTilesN; ++j) {
+#pragma unroll
+        for (int r = 0; r < Mfma::kAccumulators; ++r) acc[i][j][r] = gelu_erf_portable(acc[i][j][r]);
+      }
+    }
+  }
+}
+
+// How much of the sub-tile lies inside D: its first `rows` rows and `cols`
+// columns (at most 64 each; 0 or less where none does). Every lane has the
+// same, so a test on it is one branch for the whole wavefront.
+struct SubTileExtent {
+  int rows;
+  int cols;
+  __device__ bool whole() const { return rows == kWaveM && cols == kWaveN; }
+};
+
+__device__ inline SubTileExtent sub_tile_extent(const GemmArgs& args, int row0, int64_t col0) {
+  const int rows = static_cast<int>(args.m) - row0;
+  const int64_t cols = args.n - col0;
+  return {rows < kWaveM ? rows : kWaveM, static_cast<int>(cols < kWaveN ? cols : kWaveN)};
+}
+
+// max |y| over the lane's elements inside D, for FP8 D's amax. A sub-tile
+// wholly inside D (all but those on D's last rows and columns) needs no
+// bounds tests.
+__device__ inline float tile_amax(const WaveAccumulators& y, SubTileExtent extent) {
   float amax = 0.0f;
+  if (extent.whole()) {
+#pragma unroll
+    for (int i = 0; i < kTilesM; ++i) {
+#pragma unroll
+      for (int j = 0; j < kTilesN; ++j) {
+#pragma unroll
+        for (int r = 0; r < Mfma::kAccumulators; ++r) amax = fmaxf(amax, fabsf(y[i][j][r]));
+      }
+    }
+    return amax;
+  }
+  const int lane = static_cast<int>(threadIdx.x) % mfma::kWaveLanes;
 #pragma unroll
   for (int i = 0; i < kTilesM; ++i) {
 #pragma unroll
     for (int r = 0; r < Mfma::kAccumulators; ++r) {
-      const int64_t row = row0 + 16 * i + Mfma::d_element_of(lane, r).row;
-      const float row_scale = a_scales.of_row(row < args.m ? row : args.m - 1);
+      if (sub_tile_row(lane, i, r) >= extent.rows) continue;
 #pragma unroll
       for (int j = 0; j < kTilesN; ++j) {
-        const int64_t col = col0 + 16 * j + Mfma::d_element_of(lane, r).col;
-        const float z = sum[i][j][r] * (row_scale * col_scale[j]) + bias[j];
-        const float y = args.activation == Activation::kNone ? z : activation_call(z, args.activation);
-        if (row < args.m && col < args.n) {
-          store_epilogue_output(args.d, row * args.ldd + col, kOut, y, args.d_scale);
-          amax = fmaxf(amax, fabsf(y));
-        }
+        if (sub_tile_col(lane, j) < extent.cols) amax = fmaxf(amax, fabsf(y[i][j][r]));
       }
     }
+  }
+  return amax;
+}
+
+// Stores y as kOut (a template argument, so that the type test is made once,
+// not 64 times) into the lane's elements inside D, one value per store: a
+// lane's 4 columns are 16 apart. The bounds tests are one per row and one per
+// column, made once; each store then tests the pair.
+template <OutputType kOut>
+__device__ inline void store_tile(const WaveAccumulators& y, const GemmArgs& args, int row0, int64_t col0,
+                                  SubTileExtent extent) {
+  const int lane = static_cast<int>(threadIdx.x) % mfma::kWaveLanes;
+  bool col_inside[kTilesN];
+#pragma unroll
+  for (int j = 0; j < kTilesN; ++j) col_inside[j] = sub_tile_col(lane, j) < extent.cols;
+  const int64_t lane_col = col0 + sub_tile_col(lane, 0);  // column j is 16 j further
+#pragma unroll
+  for (int i = 0; i < kTilesM; ++i) {
+#pragma unroll
+    for (int r = 0; r < Mfma::kAccumulators; ++r) {
+      const int row = sub_tile_row(lane, i, r);
+      const bool row_inside = row < extent.rows;
+      const int64_t start = static_cast<int64_t>(row0 + row) * args.ldd + lane_col;
+#pragma unroll
+      for (int j = 0; j < kTilesN; ++j) {
+        if (row_inside && col_inside[j]) store_epilogue_output(args.d, start + 16 * j, kOut, y[i][j][r], args.d_scale);
+      }
+    }
+  }
+}
+
+// The epilogue of this wavefront's sub-tile, whose first element is
+// (row0, col0) of D, in place on its sums: the arithmetic, then the amax (only
+// when d_amax is given), then the stores in D's type. Returns the largest |y|
+// this lane stored, 0 without d_amax. The arithmetic is the same for every
+// output type, so it is compiled once, outside the switch. Inlined by force:
+// every kernel of this file calls it, which makes it too big for the inliner
+// to copy, and a call would take the 64 sums by address, in scratch memory.
+__device__ inline __attribute__((always_inline)) float epilogue_tile(WaveAccumulators& y, const GemmArgs& args,
+                                                                     int row0, int64_t col0) {
+  apply_epilogue(y, args, row0, col0);
+  const SubTileExtent extent = sub_tile_extent(args, row0, col0);
+  const float amax = args.d_amax != nullptr ? tile_amax(y, extent) : 0.0f;
+  switch (args.d_type) {
+    case OutputType::kBF16: store_tile<OutputType::kBF16>(y, args, row0, col0, extent); break;
+    case OutputType::kFP32: store_tile<OutputType::kFP32>(y, args, row0, col0, extent); break;
+    case OutputType::kE4M3: store_tile<OutputType::kE4M3>(y, args, row0, col0, extent); break;
+    default: store_tile<OutputType::kE5M2>(y, args, row0, col0, extent); break;
   }
   return amax;
 }
@@ -171,14 +335,8 @@ __device__ inline void fused_epilogue_block(const GemmArgs& args) {
     }
   };
   zero(acc);
-  auto epilogue = [&](const WaveAccumulators& sum) {
-    switch (args.d_type) {
-      case OutputType::kBF16: return epilogue_tile<OutputType::kBF16>(sum, args, row0, col0);
-      case OutputType::kFP32: return epilogue_tile<OutputType::kFP32>(sum, args, row0, col0);
-      case OutputType::kE4M3: return epilogue_tile<OutputType::kE4M3>(sum, args, row0, col0);
-      default: return epilogue_tile<OutputType::kE5M2>(sum, args, row0, col0);
-    }
-  };
+  // The epilogue, in place on the finished sums (row numbers as 32-bit ints: see sub_tile_row).
+  auto epilogue = [&](WaveAccumulators& sum) { return epilogue_tile(sum, args, static_cast<int>(row0), col0); };
 
   float amax;
   if constexpr (kBlockScales) {
