@@ -3,7 +3,7 @@
 # chapter, so that it no longer claims to be SOURCE. Nothing else needs an
 # edit: the step's number and name come from the folder's name.
 #
-#   steps/fork.sh 06_tma_warp_specialization 09_mine
+#   steps/fork.sh 06_tma_warp_specialization 90_mine
 #   cmake -S . -B build && cmake --build build && build/bench/fp8gemm --list
 #
 # NEW must be NN_name with a number no other step has (the registry refuses a
@@ -28,7 +28,7 @@ done
 cp -r "$here/$source" "$here/$new"
 chapter="$here/$new/README.md"
 if [[ -f "$chapter" ]]; then
-  # "# Step 06 — ..." becomes "# Step 09 — 09_mine (forked from 06_tma_warp_specialization)".
+  # "# Step 06 — ..." becomes "# Step 90 — 90_mine (forked from 06_tma_warp_specialization)".
   sed -i "1s/^# .*/# Step $number — $new (forked from $source)/" "$chapter"
 fi
 echo "steps/$new: a copy of steps/$source; re-run cmake to build it as step $((10#$number))"

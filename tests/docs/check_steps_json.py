@@ -3,7 +3,7 @@
 
 Every step the committed file lists must be registered exactly as listed, and no
 step may be refused; a registered step the file does not list (a fork, say
-steps/09_mine) is reported and passes: forking needs no edit. Regenerate with
+steps/90_mine) is reported and passes: forking needs no edit. Regenerate with
   build/bench/fp8gemm --list=json > docs/steps.json && python3 bench/make_table.py --update README.md
 
 Usage: check_steps_json.py FP8GEMM COMMITTED_JSON
