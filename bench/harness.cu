@@ -271,6 +271,7 @@ std::function<Status()> CaseRunner::launcher_for(size_t index, const GemmProblem
   if (c.contender.step != nullptr) {
     GemmArgs args = problem.args();
     args.fast_accumulation = c.contender.fast_accumulation;
+    args.split_k = c.contender.split_k;
     const StepInfo* step = c.contender.step;
     return [step, args] { return run_step(*step, args); };
   }

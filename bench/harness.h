@@ -184,6 +184,8 @@ struct Contender {
   /// own (UnfusedEpilogueGemm); the step is chosen when the case runs, and
   /// named in the case's label.
   bool unfused = false;
+  /// A step: GemmArgs::split_k (0: the step chooses; `fp8gemm --split-k`).
+  int split_k = 0;
 };
 
 /// `cublaslt`, `cublaslt_fast`, `unfused`, `<step folder>`, or

@@ -54,6 +54,7 @@ struct CommandLine {
   ProblemOptions problem;
   bool check = false;
   bool fast_accumulation = false;
+  int split_k = 0;  // --split-k
   std::string json_path = FP8GEMM_DEFAULT_JSON;
   bool json_given = false;  // --json was on the command line
 };
@@ -82,6 +83,8 @@ void print_usage() {
       "  --seed N                  seed of the random inputs (default 1)\n"
       "  --check                   compare with the FP64 reference (the ladder always does)\n"
       "  --fast-accum              tensor-core steps: no FP32 promotion (GemmArgs::fast_accumulation)\n"
+      "  --split-k S               split-K steps: S slices of K (GemmArgs::split_k; default 0, the\n"
+      "                            step's heuristic, which --check prints)\n"
       "  --json FILE               write Google Benchmark's JSON of the run to FILE\n\n"
       "Timing is fp8gemm_bench's (Google Benchmark): one launch per iteration, the L2 flushed before\n"
       "it, device events around it; %d repetitions of at least %g s of launches; the median\n"
@@ -162,6 +165,7 @@ void parse_command_line(int argc, char** argv, CommandLine* cmd) {
       cmd->list_json = has_inline_value;
     } else if (option == "--check") cmd->check = true;
     else if (option == "--fast-accum") cmd->fast_accumulation = true;
+    else if (option == "--split-k") cmd->split_k = static_cast<int>(parse_integer(option, next_value(), 0));
     else if (option == "--step") cmd->step = next_value();
     else if (option == "--m") cmd->shape.m = parse_integer(option, next_value(), 1);
     else if (option == "--n") cmd->shape.n = parse_integer(option, next_value(), 1);
@@ -369,7 +373,7 @@ int run_one(const CommandLine& cmd, char* program) {
   const bool is_cublaslt = cmd.step == kCublasLtName || cmd.step == kCublasLtFastName;
   const StepInfo* step = is_cublaslt || unfused ? nullptr : find_step(cmd.step);  // found: run() checked
   report_refused_steps("fp8gemm");
-  const Contender contender{step, cmd.fast_accumulation || cmd.step == kCublasLtFastName, unfused};
+  const Contender contender{step, cmd.fast_accumulation || cmd.step == kCublasLtFastName, unfused, cmd.split_k};
   const std::string json_path = cmd.json_given ? cmd.json_path : "";
   initialize_benchmark(program, json_path);
   CaseRunner runner(/*time_limit_seconds=*/0, /*print_checks=*/true, /*detailed_checks=*/true);
@@ -377,6 +381,15 @@ int run_one(const CommandLine& cmd, char* program) {
   runner.register_case({cmd.shape, cmd.problem, contender, cmd.check, !is_plain(cmd.problem)});
   std::printf("%s on %s, %s%s\n", contender_name(contender).c_str(), shape_name(cmd.shape).c_str(),
               describe(cmd.problem).c_str(), cmd.fast_accumulation ? ", fast accumulation" : "");
+  if (step != nullptr && step->describe_launch != nullptr) {
+    GemmArgs args;  // what the step's launch plan depends on: the shape and the options
+    args.m = cmd.shape.m;
+    args.n = cmd.shape.n;
+    args.k = cmd.shape.k;
+    args.fast_accumulation = cmd.fast_accumulation;
+    args.split_k = cmd.split_k;
+    std::printf("launch: %s\n", step->describe_launch(args).c_str());
+  }
   std::fflush(stdout);
   const std::vector<ReportedMedian> medians = run_cases(runner, !json_path.empty());
 

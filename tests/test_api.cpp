@@ -261,6 +261,10 @@ const std::vector<UnlistedFeature>& unlisted_features() {
       {"GeluErf", [](GemmArgs& g) { g.activation = Activation::kGeluErf; },
        [](const StepConstraints& c) { return (c.epilogue & kEpilogueGeluErf) != 0; },
        "activation gelu_erf not supported"},
+      {"SplitK2", [](GemmArgs& g) { g.split_k = 2; }, [](const StepConstraints& c) { return c.max_split_k >= 2; },
+       "split_k = 2 not supported (this step does not split K)"},
+      {"SplitK9", [](GemmArgs& g) { g.split_k = 9; }, [](const StepConstraints& c) { return c.max_split_k >= 9; },
+       "split_k = 9 not supported"},
   };
   return features;
 }
@@ -319,6 +323,22 @@ void expect_not_supported_naming(const Status& status, const std::string& part) 
   EXPECT_EQ(status.code, StatusCode::kNotSupported) << status.message;
   EXPECT_TRUE(contains(status.message, "99_fake: ")) << "message should name the step: " << status.message;
   EXPECT_TRUE(contains(status.message, part)) << "message \"" << status.message << "\" should say \"" << part << "\"";
+}
+
+TEST(ValidateGemmArgs, RejectsANegativeSplitK) {
+  GemmArgs args = valid_args();
+  args.split_k = -1;
+  const Status status = validate_gemm_args(args);
+  EXPECT_EQ(status.code, StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message.find("split_k must be >= 0"), std::string::npos) << status.message;
+}
+
+TEST(CheckStepConstraints, SplitKAboveTheStepsMostIsRefusedByName) {
+  StepConstraints c;
+  c.max_split_k = 8;
+  expect_not_supported_naming(check_fake(c, [](GemmArgs& g) { g.split_k = 9; }),
+                              "split_k = 9 not supported (this step splits K into at most 8 slices)");
+  EXPECT_TRUE(check_fake(c, [](GemmArgs& g) { g.split_k = 8; }).ok());
 }
 
 TEST(CheckStepConstraints, AcceptsWhatTheDefaultConstraintsAllow) {

@@ -10,10 +10,14 @@
 // results as much as the product does, stored as the variant's type and
 // compared as the kernel reads it; D poisoned with NaN, its guard band
 // checked; FP8 D with a d_scale that is not 1 and its amax poisoned with NaN.
+// Steps that split K also run a subset with several slice counts, twice each:
+// the same bytes both times (SplitKTest).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -153,6 +157,12 @@ DeviceBuffer<T> upload(const std::vector<T>& host) {
   return device;
 }
 
+// FP8 D's dequantization scale in these tests: not 1, so that a kernel that
+// ignores it fails; 1 for the other outputs.
+float fp8_d_scale(const EpilogueCase& c) {
+  return is_fp8_output(c.variant.out) ? static_cast<float>(std::sqrt(static_cast<double>(c.shape.k)) / 32) : 1.0f;
+}
+
 class EpilogueTest : public ::testing::TestWithParam<EpilogueCase> {
  protected:
   void SetUp() override {
@@ -161,12 +171,17 @@ class EpilogueTest : public ::testing::TestWithParam<EpilogueCase> {
   }
 };
 
-TEST_P(EpilogueTest, MatchesTheReferenceAfterTheEpilogue) {
-  const EpilogueCase& c = GetParam();
+// One launch of a case on fresh NaN-poisoned D: the step's status, D as
+// downloaded and, for FP8 D, the amax it wrote (poisoned before the launch).
+struct Launch {
+  Status status;
+  std::optional<OutputSnapshot> d;
+  float amax = 0.0f;
+};
+
+Launch launch_case(const EpilogueCase& c, const Problem& p, int split_k) {
   const Variant& v = c.variant;
   const GemmShape& s = c.shape;
-  const Problem p = make_problem(c);
-
   const DeviceBuffer<uint8_t> a = test_support::upload_operand(p.a, s.k);
   const DeviceBuffer<uint8_t> b = test_support::upload_operand(p.b, s.k);
   const DeviceBuffer<float> a_scales = upload(p.a.scales);
@@ -176,7 +191,7 @@ TEST_P(EpilogueTest, MatchesTheReferenceAfterTheEpilogue) {
   const DeviceBuffer<float> bias_f32 = upload(p.bias.empty() ? std::vector<float>{0.0f} : p.bias);
   const DeviceBuffer<uint16_t> bias_b16 = upload(bias_bf16.empty() ? std::vector<uint16_t>{0} : bias_bf16);
 
-  const float d_scale = is_fp8_output(v.out) ? static_cast<float>(std::sqrt(static_cast<double>(s.k)) / 32) : 1.0f;
+  const float d_scale = fp8_d_scale(c);
   // Rows of D on 16-byte boundaries, as the Hopper steps need them: FP8 D
   // with a ragged N gets a padded ldd (BF16 and FP32 rows of these N are aligned already).
   const int64_t ldd = is_fp8_output(v.out) ? (s.n + 15) / 16 * 16 : s.n;
@@ -205,28 +220,146 @@ TEST_P(EpilogueTest, MatchesTheReferenceAfterTheEpilogue) {
     args.d_scale = d_scale;
     args.d_amax = amax.get();
   }
+  args.split_k = split_k;
 
-  const Status status = run_step(c.step, args);
-  ASSERT_TRUE(status.ok()) << status_code_name(status.code) << ": " << status.message;
+  Launch launch;
+  launch.status = run_step(c.step, args);
+  if (!launch.status.ok()) return launch;
   FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-  const OutputSnapshot out = d.download(stream.get());
-  EXPECT_TRUE(out.guard_untouched());
-  ASSERT_TRUE(out.every_element_written());
+  launch.d = d.download(stream.get());
+  if (is_fp8_output(v.out)) {
+    FP8GEMM_CUDA_CHECK(cudaMemcpy(&launch.amax, amax.get(), sizeof launch.amax, cudaMemcpyDeviceToHost));
+  }
+  return launch;
+}
 
-  const EpilogueReference epilogue{std::vector<double>(p.bias.begin(), p.bias.end()), v.activation, d_scale};
+// D of a launch against the FP64 reference after the same epilogue, and its amax.
+void expect_matches_reference(const EpilogueCase& c, const Problem& p, const Launch& launch, const std::string& what) {
+  const Variant& v = c.variant;
+  const GemmShape& s = c.shape;
+  ASSERT_TRUE(launch.status.ok()) << what << ": " << status_code_name(launch.status.code) << ": "
+                                  << launch.status.message;
+  const OutputSnapshot& out = *launch.d;
+  EXPECT_TRUE(out.guard_untouched()) << what;
+  ASSERT_TRUE(out.every_element_written()) << what;
+  const EpilogueReference epilogue{std::vector<double>(p.bias.begin(), p.bias.end()), v.activation, fp8_d_scale(c)};
   const std::vector<float> values = out.rows(p.reference.rows);
   const OutputCheck check =
       check_epilogue_rows(values, p.reference, epilogue, v.out, s.k, accumulation_of(c.step, false));
-  EXPECT_TRUE(check.passed) << c.step.folder << " " << v.name << " " << gemm_shape_name(s)
-                            << ", FP8GEMM_TEST_SEED=" << test_support::run_seed() << ": "
+  EXPECT_TRUE(check.passed) << what << ", FP8GEMM_TEST_SEED=" << test_support::run_seed() << ": "
                             << describe_check(check, values, p.reference);
   if (is_fp8_output(v.out)) {
-    float written = 0.0f;
-    FP8GEMM_CUDA_CHECK(cudaMemcpy(&written, amax.get(), sizeof written, cudaMemcpyDeviceToHost));
-    EXPECT_TRUE(
-        test_support::matches_reference_amax(written, p.reference, epilogue, s.m, s.k, accumulation_of(c.step, false)));
+    EXPECT_TRUE(test_support::matches_reference_amax(launch.amax, p.reference, epilogue, s.m, s.k,
+                                                     accumulation_of(c.step, false)))
+        << what;
   }
 }
+
+TEST_P(EpilogueTest, MatchesTheReferenceAfterTheEpilogue) {
+  const EpilogueCase& c = GetParam();
+  const Problem p = make_problem(c);
+  expect_matches_reference(c, p, launch_case(c, p, /*split_k=*/0),
+                           c.step.folder + " " + c.variant.name + " " + gemm_shape_name(c.shape));
+}
+
+// Split-K (steps with StepConstraints::max_split_k > 1): with the slice count
+// the step chooses and with forced ones, D matches the reference after the
+// epilogue (which must run once, after the slices are added), and two runs of
+// the same case give the same bytes: the partials are added in a fixed order.
+struct SplitKCase {
+  EpilogueCase c;
+  int split_k;
+};
+
+void PrintTo(const SplitKCase& c, std::ostream* out) {
+  PrintTo(c.c, out);
+  *out << " split_k " << c.split_k;
+}
+
+std::vector<SplitKCase> split_k_cases() {
+  std::vector<SplitKCase> cases;
+  const std::vector<std::string> names = {"block_bias_gelu_e4m3", "outer_bias_gelu_e5m2", "tensor_device_bias_fp32"};
+  const std::vector<GemmShape> split_shapes = {{64, 2112, 7168}, {255, 1000, 1008}, {1, 2112, 7168}, {128, 2048, 8192}};
+  for (const StepInfo& step : registered_steps()) {
+    if (step.constraints.max_split_k <= 1) continue;
+    for (const Variant& v : variants()) {
+      if (std::find(names.begin(), names.end(), v.name) == names.end() || !accepts(step.constraints, v)) continue;
+      for (GemmShape shape : split_shapes) {
+        shape.d_type = v.out;
+        for (int split_k : {0, 2, 3, step.constraints.max_split_k}) cases.push_back({{step, v, shape}, split_k});
+      }
+    }
+  }
+  return cases;
+}
+
+class SplitKTest : public ::testing::TestWithParam<SplitKCase> {
+ protected:
+  void SetUp() override {
+    if (!test_support::require_step_gpu_or_skip(GetParam().c.step)) return;
+    test_support::record_run_seed();
+  }
+};
+
+TEST_P(SplitKTest, MatchesTheReferenceAndTheSameBitsTwice) {
+  const SplitKCase& sc = GetParam();
+  const Problem p = make_problem(sc.c);
+  const std::string what = sc.c.step.folder + " " + sc.c.variant.name + " " + gemm_shape_name(sc.c.shape) +
+                           " split_k " + std::to_string(sc.split_k);
+  const Launch first = launch_case(sc.c, p, sc.split_k);
+  expect_matches_reference(sc.c, p, first, what);
+  const Launch second = launch_case(sc.c, p, sc.split_k);
+  ASSERT_TRUE(second.status.ok()) << what << ": " << second.status.message;
+  EXPECT_TRUE(first.d->bytes() == second.d->bytes()) << what << ": D differs between two runs of the same case";
+  uint32_t amax_bits[2];
+  std::memcpy(&amax_bits[0], &first.amax, sizeof(float));
+  std::memcpy(&amax_bits[1], &second.amax, sizeof(float));
+  EXPECT_EQ(amax_bits[0], amax_bits[1]) << what << ": the amax differs between two runs";
+}
+
+std::string split_k_case_name(const ::testing::TestParamInfo<SplitKCase>& info) {
+  const EpilogueCase& c = info.param.c;
+  return c.step.folder + "_" + c.variant.name + "_" + gemm_shape_name(c.shape) + "_split" +
+         std::to_string(info.param.split_k);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryStep, SplitKTest, ::testing::ValuesIn(split_k_cases()), split_k_case_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SplitKTest);
+
+// More slices than K has blocks of 128 are refused by name, not run.
+class SplitKRefusalTest : public ::testing::TestWithParam<StepInfo> {
+ protected:
+  void SetUp() override { test_support::require_step_gpu_or_skip(GetParam()); }
+};
+
+TEST_P(SplitKRefusalTest, MoreSlicesThanKBlocksAreRefusedByName) {
+  const StepInfo& step = GetParam();
+  DeviceBuffer<uint8_t> a(128 * 256), b(128 * 256), d(128 * 128 * 2);
+  GemmArgs args;
+  args.m = args.n = 128;
+  args.k = 256;  // 2 K blocks
+  args.lda = args.ldb = 256;
+  args.ldd = 128;
+  args.a = a.get();
+  args.b = b.get();
+  args.d = d.get();
+  args.split_k = 3;
+  const Status status = run_step(step, args);
+  EXPECT_EQ(status.code, StatusCode::kNotSupported) << step.folder << ": " << status.message;
+  EXPECT_NE(status.message.find("split_k = 3"), std::string::npos) << step.folder << ": " << status.message;
+}
+
+std::vector<StepInfo> steps_that_split() {
+  std::vector<StepInfo> steps;
+  for (const StepInfo& step : registered_steps()) {
+    if (step.constraints.max_split_k >= 3) steps.push_back(step);
+  }
+  return steps;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryStep, SplitKRefusalTest, ::testing::ValuesIn(steps_that_split()),
+                         [](const ::testing::TestParamInfo<StepInfo>& info) { return info.param.folder; });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SplitKRefusalTest);
 
 // Fast accumulation cannot apply scales that change along K: a step must
 // refuse 1x128 / 128x128 scales with it, by name, not compute without them.

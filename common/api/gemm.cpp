@@ -95,6 +95,10 @@ Status validate_gemm_args(const GemmArgs& args) {
     msg << "d_scale must be finite and > 0 for FP8 D, got " << args.d_scale;
     return invalid(msg.str());
   }
+  if (args.split_k < 0) {
+    msg << "split_k must be >= 0 (0: the step chooses), got " << args.split_k;
+    return invalid(msg.str());
+  }
   if (!std::isfinite(args.a_scale) || !std::isfinite(args.b_scale)) {
     msg << "a_scale and b_scale must be finite, got " << args.a_scale << " and " << args.b_scale;
     return invalid(msg.str());

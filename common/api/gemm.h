@@ -203,6 +203,14 @@ struct GemmArgs {
   float* d_amax = nullptr;
   ///@}
 
+  /// Split-K (steps with StepConstraints::max_split_k > 1): how many slices
+  /// each output tile's K is cut into, each summed by a block of its own and
+  /// the partial sums added in a fixed order. 0: the step chooses
+  /// (split_k_slices in common/device/split_k.h); 1: no split; more: that
+  /// many (at most the number of K blocks of 128). A step that cannot split
+  /// refuses a value above 1.
+  int split_k = 0;
+
   cudaStream_t stream = nullptr;  ///< Stream the kernel is launched on.
 };
 

@@ -64,6 +64,7 @@ StepInfo make_step_info(int number, const std::string& folder, const std::string
     if (!listed) step.must_run.push_back(extra);
   }
   step.required_compute_capability = options.required_compute_capability;
+  step.describe_launch = options.describe_launch;
   return step;
 }
 
@@ -171,6 +172,15 @@ Status check_step_constraints(const StepInfo& step, const GemmArgs& args) {
     msg << "activation " << activation_name(args.activation) << " not supported (" << describe_constraints(c) << ")";
     return not_supported(msg.str());
   }
+  if (args.split_k > c.max_split_k) {
+    msg << "split_k = " << args.split_k << " not supported (";
+    if (c.max_split_k > 1) {
+      msg << "this step splits K into at most " << c.max_split_k << " slices)";
+    } else {
+      msg << "this step does not split K)";
+    }
+    return not_supported(msg.str());
+  }
   return Status::success();
 }
 
@@ -225,6 +235,7 @@ std::string describe_constraints(const StepConstraints& c) {
     if (c.epilogue & kEpilogueGeluErf) ops += std::string(ops.size() == 8 ? " " : ", ") + "gelu_erf";
     add(ops);
   }
+  if (c.max_split_k > 1) add("split-K into up to " + std::to_string(c.max_split_k) + " slices");
   return out.str();
 }
 
@@ -291,7 +302,8 @@ std::string steps_json(const std::vector<StepInfo>& steps, const std::vector<std
     out << "        \"scale_pointers\": " << (c.scale_pointers ? "true" : "false") << ",\n";
     out << "        \"epilogue\": " << json_names(c.epilogue, 3, [](int e) {
       return std::string(e == 0 ? "bias" : e == 1 ? "gelu" : "gelu_erf");
-    }) << "\n";
+    }) << ",\n";
+    out << "        \"max_split_k\": " << c.max_split_k << "\n";
     out << "      },\n";
     out << "      \"accepts\": " << json_string(describe_constraints(c)) << ",\n";
     out << "      \"must_run\": [";

@@ -35,6 +35,8 @@ struct StepConstraints {
   bool scale_pointers = false;
   /// Epilogue operations accepted: kEpilogueBias, kEpilogueGeluTanh, kEpilogueGeluErf (none by default).
   uint32_t epilogue = 0;
+  /// The most K slices GemmArgs::split_k may ask for (1: the step does not split K).
+  int max_split_k = 1;
 };
 
 /// StepConstraints::epilogue: a bias vector (either BiasType).
@@ -91,6 +93,9 @@ struct StepInfo {
   /// targets. On another GPU the launcher refuses with kNotSupported, and the
   /// GPU tests skip the step, saying so (a skip even with FP8GEMM_REQUIRE_GPU=1).
   int required_compute_capability = 0;
+  /// Optional: how the step would launch `args` (e.g. its split-K slice
+  /// count and why), for `fp8gemm --check` to print; nullptr: nothing to say.
+  std::string (*describe_launch)(const GemmArgs& args) = nullptr;
 };
 
 /// What a registration may state beyond FP8GEMM_REGISTER_STEP's four
@@ -101,6 +106,8 @@ struct StepOptions {
   /// Cases the step must run beyond default_must_run(constraints), e.g. the
   /// shape it was tuned for; they join StepInfo::must_run.
   std::vector<GemmShape> extra_must_run = {};
+  /// StepInfo::describe_launch.
+  std::string (*describe_launch)(const GemmArgs& args) = nullptr;
 };
 
 /// The StepInfo of one registration (what FP8GEMM_REGISTER_STEP builds):

@@ -62,6 +62,8 @@ class OutputSnapshot {
   ::testing::AssertionResult every_element_written() const;
   /// Every element of D still holds the poison: nothing was written.
   ::testing::AssertionResult nothing_written() const;
+  /// D and its guard band as copied, byte for byte (to compare two runs).
+  const std::vector<uint8_t>& bytes() const { return bytes_; }
 
  private:
   // Offset in elements from D[0, 0] of the element holding byte `byte` of the allocation.

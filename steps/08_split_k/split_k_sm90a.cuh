@@ -1,0 +1,818 @@
+// Step 08 (Hopper) — split-K: when the output tiles do not fill the GPU,
+// each tile's K is cut into slices, summed by blocks of their own, and the
+// partial sums are added in the shared memory of a thread-block cluster.
+//
+// The kernel is step 07's (the TMA ring, two consumer warpgroups on wgmma,
+// block scales at each promotion, the fused epilogue). At a decode shape such
+// as 64 x 2112 x 7168 it has 17 output tiles of 128 x 128 for 132 SMs: 115
+// SMs idle while 17 stream all of B. Here the grid has `slices` blocks per
+// tile, one cluster of them along K:
+//
+//   block (tile, s) sums K blocks k_slice(k_blocks, slices, s) of its tile
+//     (common/device/split_k.h) into FP32, exactly as step 07 sums all of
+//     them (block scales included: a slice is whole K blocks);
+//   it writes that partial tile into its own shared memory (the ring is idle
+//     once the mainloop is done), and the cluster meets at a barrier;
+//   block s then owns rows [s * 128 / slices, (s + 1) * 128 / slices) of the
+//     tile: it reads them from every block of the cluster (distributed shared
+//     memory, common/sm90/cluster.cuh), adds the partials in slice order
+//     0, 1, 2, ... — the same order in every run, so D is the same bit for
+//     bit — and runs the epilogue on the sums once: scales constant along K,
+//     bias, activation, D's type, amax;
+//   a second barrier keeps each block alive until the others have read it.
+//
+// One kernel, no workspace in global memory, no atomics on D. With one slice
+// (the heuristic's choice when the tiles fill the GPU) it is step 07.
+//
+// Requires sm_90a; the chapter (README.md) explains every piece.
+//
+// Everything below is in an unnamed namespace: a copy of this folder (a fork)
+// compiles the same names into its own unit, and both link into one program.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include <algorithm>
+#include <type_traits>
+
+#include "common/device/amax.cuh"
+#include "common/device/epilogue.h"
+#include "common/device/kernel.h"
+#include "common/device/operand_scales.h"
+#include "common/device/split_k.h"
+#include "common/sm90/cluster.cuh"
+#include "common/sm90/mbarrier.cuh"
+#include "common/sm90/tma.cuh"
+#include "common/sm90/wgmma.cuh"
+
+namespace fp8gemm {
+namespace {
+
+// ---- what a reader would tune ------------------------------------------------
+constexpr int kBlockM = 128;  // rows of D per block: 2 consumer warpgroups x 64
+constexpr int kBlockN = 128;  // columns of D per block: the N of one wgmma
+constexpr int kBlockK = 128;  // K per stage: one 128-byte swizzle row of FP8
+constexpr int kStages = 6;    // shared-memory ring: 6 x 32 KB = 192 KB
+// D leaves through shared memory and the TMA (true: where D's rows end on
+// 16-byte boundaries) or straight from the registers (false); the chapter
+// measures both.
+constexpr bool kStoreThroughTma = true;
+// Split-K: at most 8 slices (the largest portable cluster), and at least 4 K
+// blocks per slice when the heuristic chooses (a slice must amortize filling
+// the ring and writing its partial).
+constexpr int kMaxSlices = 8;
+constexpr int kMinKBlocksPerSlice = 4;
+constexpr int kConsumerWarpgroups = kBlockM / 64;
+constexpr int kThreads = (kConsumerWarpgroups + 1) * sm90::kWarpgroupThreads;  // + 1 producer warpgroup
+
+constexpr uint32_t kTileBytesA = kBlockM * kBlockK;  // FP8: one byte per element
+constexpr uint32_t kTileBytesB = kBlockN * kBlockK;
+
+// The tiles, in dynamic shared memory. Every tile starts on a 1024-byte
+// boundary, where the 128-byte swizzle pattern (8 rows x 128 bytes) starts.
+struct StageTiles {
+  uint8_t a[kStages][kTileBytesA];
+  uint8_t b[kStages][kTileBytesB];
+};
+static_assert(kTileBytesA % 1024 == 0 && kTileBytesB % 1024 == 0, "tiles must keep 1024-byte alignment");
+constexpr size_t kDynamicSharedBytes = sizeof(StageTiles) + 1024;  // + slack to align the start
+constexpr int kConsumerWarps = kConsumerWarpgroups * sm90::kWarpgroupThreads / kWarpSize;
+// The scales of a stage's K block, for 1 x 128 / 128 x 128 scales: s_A of
+// each of the tile's rows and s_B of its columns (one 128 x 128 block of B).
+struct StageScales {
+  float a[kBlockM];
+  float b;
+};
+constexpr int kScaleLoaderWarp = 1;  // the producer warpgroup's warp that copies them
+// The barriers, the amax scratch and (with block scales) the stages' scales
+// live in static shared memory; its size also tells the launcher that the
+// sm_90a body was compiled (see kernel_has_sm90a_image).
+constexpr size_t kStaticSharedBytes = 2 * kStages * sizeof(uint64_t) + kConsumerWarps * sizeof(float);
+constexpr size_t kStaticSharedBytesWithScales = kStaticSharedBytes + kStages * sizeof(StageScales);
+constexpr int kAmaxBarrier = 1;     // the named barrier of the consumers' amax reduction
+constexpr int kStoreBarrier = 2;    // + w: warpgroup w's, before its TMA store
+constexpr int kPartialBarrier = 4;  // the consumers', before a partial tile overwrites the ring
+// A block's partial tile in shared memory (split-K): 128 rows of 128 FP32 sums,
+// each row padded by 4 floats so that the fragment's 8 rows at a time fall on
+// different banks. It overwrites the ring, which is idle after the mainloop.
+constexpr int kPartialPitch = kBlockN + 4;
+static_assert(kBlockM * kPartialPitch * sizeof(float) <= sizeof(StageTiles), "the partial tile fits in the ring");
+
+#if FP8GEMM_SM90A_DEVICE
+constexpr int kWgmmaK = 32;                                            // K of one FP8 wgmma
+constexpr int kAccumulators = 64 * kBlockN / sm90::kWarpgroupThreads;  // FP32 per thread: 64
+constexpr uint32_t kStageBytes = kTileBytesA + kTileBytesB;            // what the TMA delivers per stage
+
+// D's element type for an output type: BF16 and FP8 are stored as their bits.
+template <OutputType kOut>
+using OutputElement = std::conditional_t<kOut == OutputType::kFP32, float,
+                                         std::conditional_t<kOut == OutputType::kBF16, uint16_t, uint8_t>>;
+
+// Two neighbouring values of y as D's type, packed as they lie in memory (the
+// first in the low bits), with the hardware's conversions: BF16 rounded to
+// nearest even; FP8 the saturating, nearest-even code of y / d_scale (as
+// float_to_fp8 in common/fp8/fp8.h, bit for bit). `inverse_d_scale` is
+// 1 / d_scale: y times it is y / d_scale exactly when d_scale is a power of
+// two, and within one FP32 rounding of it otherwise.
+template <OutputType kOut>
+__device__ __forceinline__ uint32_t output_pair(float y0, float y1, float inverse_d_scale) {
+  if constexpr (kOut == OutputType::kBF16) {
+    const __nv_bfloat162 pair = __floats2bfloat162_rn(y0, y1);
+    return *reinterpret_cast<const uint32_t*>(&pair);
+  } else {
+    static_assert(kOut == OutputType::kE4M3 || kOut == OutputType::kE5M2, "FP32 needs no conversion");
+    return __nv_cvt_float2_to_fp8x2(make_float2(y0 * inverse_d_scale, y1 * inverse_d_scale), __NV_SATFINITE,
+                                    kOut == OutputType::kE4M3 ? __NV_E4M3 : __NV_E5M2);
+  }
+}
+
+// The epilogue's arithmetic, in place on this thread's 64 sums (the wgmma
+// fragment layout, see wgmma_m64n128k32: value 4j + 2h + c is row row0 + 8h,
+// column col0 + 8j + c): y = act(sum * s_A(row) * s_B(col) + bias[col]).
+//
+// The epilogue runs once per tile and nothing overlaps it, so every
+// instruction in it counts: each decision that is the same for the whole GEMM
+// (which scales, whether a bias, which activation) is taken once, around the
+// unrolled loops, not inside them. Elements past M or N are computed too (from
+// the zeros the TMA loaded), with the last row's and column's factors, and
+// never stored.
+__device__ __forceinline__ void apply_epilogue(float (&acc)[kAccumulators], const GemmArgs& args,
+                                               const ConstantScales& a_scales, const ConstantScales& b_scales, int row0,
+                                               int col0) {
+  const int last_row = static_cast<int>(args.m) - 1, last_col = static_cast<int>(args.n) - 1;
+  float row_factor[2];  // s_A of the row times B's per-tensor part
+#pragma unroll
+  for (int h = 0; h < 2; ++h) row_factor[h] = a_scales.of_row(std::min(row0 + 8 * h, last_row)) * b_scales.tensor;
+  if (b_scales.rows == nullptr && args.bias == nullptr) {
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) acc[i] *= row_factor[(i / 2) % 2];
+  } else {
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int column = std::min(col0 + 8 * j + c, last_col);
+        const float col_scale = b_scales.rows != nullptr ? b_scales.rows[column] : 1.0f;  // B's rows are D's columns
+        const float bias = args.bias != nullptr ? load_bias(args.bias, column, args.bias_type) : 0.0f;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          float& value = acc[4 * j + 2 * h + c];
+          value = fmaf(value, row_factor[h] * col_scale, bias);
+        }
+      }
+    }
+  }
+  // GELU inline, one loop per form: its 64 evaluations are independent, so
+  // the warp overlaps their latencies. (A call per element, the version
+  // before this one, ran them one after another.)
+  if (args.activation == Activation::kGeluTanh) {
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) acc[i] = gelu_tanh(acc[i]);
+  } else if (args.activation == Activation::kGeluErf) {
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) acc[i] = gelu_erf(acc[i]);
+  }
+}
+
+// max |y| over this thread's elements inside D, for FP8 D's amax. A tile
+// inside D (all but the last row and column of tiles) needs no bounds checks.
+__device__ __forceinline__ float fragment_amax(const float (&y)[kAccumulators], const GemmArgs& args, int row0,
+                                               int col0) {
+  float amax = 0.0f;
+  const int rows_left = static_cast<int>(args.m) - row0, cols_left = static_cast<int>(args.n) - col0;
+  // The thread's farthest element is 8 rows and 8 * 15 + 1 = kBlockN - 7 columns on.
+  if (8 < rows_left && kBlockN - 7 < cols_left) {
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) amax = fmaxf(amax, fabsf(y[i]));
+    return amax;
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        if (8 * h < rows_left && 8 * j + c < cols_left) amax = fmaxf(amax, fabsf(y[4 * j + 2 * h + c]));
+      }
+    }
+  }
+  return amax;
+}
+
+// Stores y (in the fragment layout) straight from registers into D: each
+// thread writes pairs of neighbouring columns, 2 to 8 bytes at a time; one
+// store instruction of a warp touches 8 rows. Alignment: D's pointer and row
+// pitch are 16-byte multiples (the step's constraints) and the column is
+// even, so the pair store is aligned.
+template <OutputType kOut>
+__device__ __forceinline__ void store_tile_directly(const float (&y)[kAccumulators], const GemmArgs& args, int row0,
+                                                    int col0, float inverse_d_scale) {
+  using T = OutputElement<kOut>;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = row0 + 8 * h;
+    if (row >= args.m) continue;
+    T* d_row = static_cast<T*>(args.d) + row * args.ldd;
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+      const int col = col0 + 8 * j;
+      const float y0 = y[4 * j + 2 * h], y1 = y[4 * j + 2 * h + 1];
+      if (col + 1 < args.n) {
+        if constexpr (kOut == OutputType::kFP32) {
+          *reinterpret_cast<float2*>(d_row + col) = make_float2(y0, y1);
+        } else if constexpr (kOut == OutputType::kBF16) {
+          *reinterpret_cast<uint32_t*>(d_row + col) = output_pair<kOut>(y0, y1, inverse_d_scale);
+        } else {
+          *reinterpret_cast<uint16_t*>(d_row + col) = static_cast<uint16_t>(output_pair<kOut>(y0, y1, inverse_d_scale));
+        }
+      } else if (col < args.n) {
+        if constexpr (kOut == OutputType::kFP32) {
+          d_row[col] = y0;
+        } else {
+          d_row[col] = static_cast<T>(output_pair<kOut>(y0, 0.0f, inverse_d_scale));
+        }
+      }
+    }
+  }
+}
+
+// Stores the warpgroup's 64 x 128 part of D through shared memory and the
+// TMA. Each thread writes its y into boxes of 64 rows x 128 bytes laid out in
+// the TMA's 128-byte swizzle (BF16 with stmatrix, 4 rows of 16 bytes per lane
+// and instruction; FP32 and FP8 with plain stores: stmatrix moves 16-bit
+// values only); the warpgroup meets at a named barrier, and one thread hands
+// the boxes to the TMA, which writes whole rows and skips what lies past M
+// or N.
+//
+// The boxes reuse this warpgroup's half of the A tiles of stages 0, 1, ...:
+// the mainloop is over (every TMA load has landed and been read), and the
+// other warpgroup's last wgmmas read only B and its own half of A.
+template <OutputType kOut>
+__device__ __forceinline__ void store_tile_through_tma(const float (&y)[kAccumulators], const GemmArgs& args,
+                                                       const CUtensorMap* map_d, uint32_t tiles_a, int warpgroup,
+                                                       int tile_row, int tile_col, float inverse_d_scale) {
+  using namespace sm90;
+  using T = OutputElement<kOut>;
+  constexpr int kBoxBytesPerRow = 128;  // the swizzle's row
+  constexpr int kBoxColumns = kBoxBytesPerRow / static_cast<int>(sizeof(T));
+  constexpr int kBoxes = kBlockN / kBoxColumns;  // 1 (FP8), 2 (BF16), 4 (FP32)
+  static_assert(kBoxes <= kStages && 64 * kBoxBytesPerRow == kTileBytesA / kConsumerWarpgroups,
+                "a box is one warpgroup's half of a stage's A tile");
+  const auto box_address = [&](int box) { return tiles_a + box * kTileBytesA + warpgroup * (kTileBytesA / 2); };
+  const int lane = threadIdx.x % kWarpSize;
+  const int warp_row = (threadIdx.x % kWarpgroupThreads) / kWarpSize * 16;  // the warp's 16 rows of the 64
+
+  if constexpr (kOut == OutputType::kBF16) {
+    // One stmatrix stores fragment columns 8j..8j+15 of the warp's 16 rows
+    // as four 8 x 8 matrices: q = 0: rows 0-7 of columns 8j.., q = 1: rows
+    // 8-15, q = 2 and 3: the same for columns 8j + 8... Lane 8q + r names
+    // the address of row r of matrix q.
+    const int q = lane / 8;
+    const int address_row = warp_row + 8 * (q % 2) + lane % 8;
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; j += 2) {
+      uint32_t pairs[4];
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        const int i = 4 * (j + m / 2) + 2 * (m % 2);  // the pair's first value in the fragment
+        pairs[m] = output_pair<kOut>(y[i], y[i + 1], inverse_d_scale);
+      }
+      const int byte = 8 * (j + q / 2) * static_cast<int>(sizeof(T));
+      stmatrix_x4(swizzled_128b_address(box_address(byte / kBoxBytesPerRow), address_row, byte % kBoxBytesPerRow),
+                  pairs);
+    }
+  } else {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = warp_row + lane / 4 + 8 * h;
+#pragma unroll
+      for (int j = 0; j < kBlockN / 8; ++j) {
+        const int byte = (8 * j + 2 * (lane % 4)) * static_cast<int>(sizeof(T));
+        const uint32_t address =
+            swizzled_128b_address(box_address(byte / kBoxBytesPerRow), row, byte % kBoxBytesPerRow);
+        const int i = 4 * j + 2 * h;
+        if constexpr (kOut == OutputType::kFP32) {
+          asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(address), "f"(y[i]), "f"(y[i + 1]) : "memory");
+        } else {
+          const uint16_t codes = static_cast<uint16_t>(output_pair<kOut>(y[i], y[i + 1], inverse_d_scale));
+          asm volatile("st.shared.u16 [%0], %1;" ::"r"(address), "h"(codes) : "memory");
+        }
+      }
+    }
+  }
+  fence_shared_for_tma();  // every thread: its stores, visible to the TMA
+  named_barrier_sync(kStoreBarrier + warpgroup, kWarpgroupThreads);
+  if (threadIdx.x % kWarpgroupThreads == 0 && tile_row < args.m) {
+#pragma unroll
+    for (int box = 0; box < kBoxes; ++box) {
+      tma_store_2d(map_d, box_address(box), tile_col + box * kBoxColumns, tile_row);
+    }
+    tma_store_commit_group();
+    tma_store_wait_read();  // the block must not exit while the TMA still reads its shared memory
+  }
+}
+
+// The warpgroup's part of D, through the TMA where the launcher allows it.
+template <OutputType kOut>
+__device__ __forceinline__ void store_tile(const float (&y)[kAccumulators], const GemmArgs& args,
+                                           bool store_through_tma, const CUtensorMap* map_d, uint32_t tiles_a,
+                                           int warpgroup, int tile_row, int tile_col, int row0, int col0,
+                                           float inverse_d_scale) {
+  if (store_through_tma) {
+    store_tile_through_tma<kOut>(y, args, map_d, tiles_a, warpgroup, tile_row, tile_col, inverse_d_scale);
+  } else {
+    store_tile_directly<kOut>(y, args, row0, col0, inverse_d_scale);
+  }
+}
+
+// Split-K's reduction and epilogue. Every consumer thread calls it with its
+// 64 partial sums (this block's K slice, in the fragment layout); the
+// producer warpgroup meets it at its two cluster barriers. Returns this
+// thread's largest |y| for the amax.
+__device__ __forceinline__ float split_k_epilogue(const float (&partial)[kAccumulators], const GemmArgs& args,
+                                                  uint32_t partial_tile, int slices, int slice, int m_block,
+                                                  int n_block, int row_in_tile) {
+  using namespace sm90;
+  const int lane = threadIdx.x % kWarpSize;
+  // 1. This block's partial tile into its shared memory, over the ring: both
+  //    consumer warpgroups must be past their last wgmma first.
+  named_barrier_sync(kPartialBarrier, kConsumerWarpgroups * kWarpgroupThreads);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+      const int r = row_in_tile + 8 * h, c = 8 * j + 2 * (lane % 4);
+      const uint32_t address = partial_tile + (r * kPartialPitch + c) * static_cast<uint32_t>(sizeof(float));
+      asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(address), "f"(partial[4 * j + 2 * h]),
+                   "f"(partial[4 * j + 2 * h + 1])
+                   : "memory");
+    }
+  }
+  cluster_sync();  // every block's partial tile is in its shared memory
+
+  // 2. This block's rows of the tile: the sum over the cluster's blocks, in
+  //    slice order, then the epilogue. Consecutive threads take consecutive
+  //    columns of a row (coalesced stores of D).
+  const int rows_per_slice = (kBlockM + slices - 1) / slices;
+  const int first_row = slice * rows_per_slice;
+  const int end_row = first_row + rows_per_slice < kBlockM ? first_row + rows_per_slice : int{kBlockM};
+  const int rows = end_row > first_row ? end_row - first_row : 0;
+  const ConstantScales a_scales = constant_scales(args.a_scale_granularity, args.a_scale, args.a_scales);
+  const ConstantScales b_scales = constant_scales(args.b_scale_granularity, args.b_scale, args.b_scales);
+  float amax = 0.0f;
+#pragma unroll 4
+  for (int e = threadIdx.x; e < rows * kBlockN; e += kConsumerWarpgroups * kWarpgroupThreads) {
+    const int r = first_row + e / kBlockN, c = e % kBlockN;
+    const uint32_t local = partial_tile + (r * kPartialPitch + c) * static_cast<uint32_t>(sizeof(float));
+    float part[kMaxSlices];  // all loads first, so that their latencies overlap
+#pragma unroll
+    for (int s = 0; s < kMaxSlices; ++s) {
+      part[s] = s < slices ? load_cluster_shared(cluster_shared_address(local, s)) : 0.0f;
+    }
+    float sum = part[0];
+#pragma unroll
+    for (int s = 1; s < kMaxSlices; ++s) {
+      if (s < slices) sum += part[s];  // slice order: the same sum in every run
+    }
+    const int64_t row = int64_t{m_block} * kBlockM + r, col = int64_t{n_block} * kBlockN + c;
+    if (row < args.m && col < args.n) {
+      const float bias = args.bias != nullptr ? load_bias(args.bias, col, args.bias_type) : 0.0f;
+      const float y = epilogue_value(sum * (a_scales.of_row(row) * b_scales.of_row(col)), bias, args.activation);
+      store_epilogue_output(args.d, row * args.ldd + col, args.d_type, y, args.d_scale);
+      amax = fmaxf(amax, fabsf(y));
+    }
+  }
+  cluster_sync();  // the other blocks are done reading this block's partial tile
+  return amax;
+}
+#endif
+
+// kBlockScales: A has 1 x 128 or B has 128 x 128 scales, applied at each
+// promotion (so kPromote is true).
+template <Fp8Format kFormatA, Fp8Format kFormatB, bool kPromote, bool kBlockScales>
+__global__ void __launch_bounds__(kThreads, 1)
+    wgmma_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
+                          const __grid_constant__ CUtensorMap tensor_map_b,
+                          const __grid_constant__ CUtensorMap tensor_map_d, GemmArgs args, bool store_through_tma,
+                          int slices) {
+#if FP8GEMM_SM90A_DEVICE
+  using namespace sm90;
+  __shared__ uint64_t full_barrier[kStages];     // the TMA has filled the stage
+  __shared__ uint64_t empty_barrier[kStages];    // the consumers are done with the stage
+  __shared__ StageScales stage_scales[kStages];  // block scales only
+  __shared__ float amax_scratch[kConsumerWarps];
+  extern __shared__ uint8_t dynamic_shared[];
+  const uint32_t tiles_start = (shared_address(dynamic_shared) + 1023u) & ~1023u;
+  const uint32_t tiles_a = tiles_start + offsetof(StageTiles, a);  // shared-window addresses
+  const uint32_t tiles_b = tiles_start + offsetof(StageTiles, b);
+
+  // Block -> (tile of D, slice of K). The `slices` blocks of a tile are
+  // consecutive and form one cluster, so the slice is the block's rank in it.
+  // Consecutive tiles walk down M, sharing one B tile.
+  const int m_tiles = static_cast<int>((args.m + kBlockM - 1) / kBlockM);
+  const int tile = static_cast<int>(blockIdx.x / slices);
+  const int slice = static_cast<int>(blockIdx.x % slices);
+  const int m_block = tile % m_tiles;
+  const int n_block = tile / m_tiles;
+  const int k_blocks = static_cast<int>((args.k + kBlockK - 1) / kBlockK);  // the last one zero-filled past K
+  const KBlockRange k_range = k_slice(k_blocks, slices, slice);             // this block's K blocks
+  const int kb_begin = static_cast<int>(k_range.first);
+  const int kb_end = static_cast<int>(k_range.first + k_range.count);
+  const int warpgroup = threadIdx.x / kWarpgroupThreads;
+
+  // A stage is full when the TMA has delivered its tiles (one arrive.expect_tx)
+  // and, with block scales, each lane of the scale loader has stored its scales.
+  // It is empty when the consumers are done with it: lane 0 of each warp
+  // arrives for the warp once its wgmmas have finished reading the tiles; with
+  // block scales every consumer thread arrives, after its own reads of the
+  // stage's scales (a read by one lane is not ordered before another lane's
+  // arrive: compute-sanitizer's racecheck reports it, __syncwarp or not).
+  constexpr int kFullArrivals = 1 + (kBlockScales ? kWarpSize : 0);
+  constexpr int kEmptyArrivals = kBlockScales ? kConsumerWarps * kWarpSize : kConsumerWarps;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(shared_address(&full_barrier[s]), kFullArrivals);
+      mbarrier_init(shared_address(&empty_barrier[s]), kEmptyArrivals);
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (warpgroup == kConsumerWarpgroups) {
+    // ---- producer: one thread feeds the ring; with block scales one warp
+    // copies each stage's scales beside it; the rest of the warpgroup idles.
+    const int producer_thread = threadIdx.x - kConsumerWarpgroups * kWarpgroupThreads;
+    if (producer_thread == 0) {
+      prefetch_tensor_map(&tensor_map_a);
+      prefetch_tensor_map(&tensor_map_b);
+      int stage = 0;
+      uint32_t phase = 0;  // parity of the round of the ring
+      for (int kb = kb_begin; kb < kb_end; ++kb) {
+        // Wait until the consumers released this stage in the previous round
+        // (parity phase ^ 1; in round 0 that wait returns at once).
+        mbarrier_wait(shared_address(&empty_barrier[stage]), phase ^ 1);
+        const uint32_t full = shared_address(&full_barrier[stage]);
+        mbarrier_arrive_expect_tx(full, kStageBytes);  // always the whole box, zero-filled parts included
+        tma_load_2d(tiles_a + stage * kTileBytesA, &tensor_map_a, full, kb * kBlockK, m_block * kBlockM);
+        tma_load_2d(tiles_b + stage * kTileBytesB, &tensor_map_b, full, kb * kBlockK, n_block * kBlockN);
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+    } else if (kBlockScales && producer_thread / kWarpSize == kScaleLoaderWarp) {
+      // The scales of K block kb go into the stage that holds its tiles, and
+      // the stage is full only when they are there: a consumer reads them from
+      // shared memory, never waiting on global memory in its mainloop. (Loaded
+      // by the consumers themselves, one K block ahead or not, they cost 20 %:
+      // the compiler put their first use before the wgmmas.) Lane l copies
+      // the scales of rows l, l + 32, l + 64, l + 96 of the tile; rows past M
+      // copy the last row's (the TMA zero-filled those rows of A).
+      const int lane = producer_thread % kWarpSize;
+      const float* a_rows[kBlockM / kWarpSize];
+#pragma unroll
+      for (int i = 0; i < kBlockM / kWarpSize; ++i) {
+        const int64_t row = std::min<int64_t>(int64_t{m_block} * kBlockM + lane + kWarpSize * i, args.m - 1);
+        a_rows[i] = k_block_scales(args.a_scale_granularity, args.a_scales, row, args.k);  // nullptr: constant
+      }
+      const float* b_row = k_block_scales(args.b_scale_granularity, args.b_scales, int64_t{n_block} * kBlockN, args.k);
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int kb = kb_begin; kb < kb_end; ++kb) {
+        float a[kBlockM / kWarpSize];
+#pragma unroll
+        for (int i = 0; i < kBlockM / kWarpSize; ++i) a[i] = a_rows[i] != nullptr ? a_rows[i][kb] : 1.0f;
+        const float b = b_row != nullptr ? b_row[kb] : 1.0f;
+        mbarrier_wait(shared_address(&empty_barrier[stage]), phase ^ 1);
+#pragma unroll
+        for (int i = 0; i < kBlockM / kWarpSize; ++i) stage_scales[stage].a[lane + kWarpSize * i] = a[i];
+        if (lane == 0) stage_scales[stage].b = b;
+        mbarrier_arrive(shared_address(&full_barrier[stage]));  // release: the stores above come first
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+    }
+    if (slices > 1) {
+      // The cluster's barriers count every thread of every block: the
+      // producer warpgroup meets the consumers at both (see split_k_epilogue).
+      cluster_sync();
+      cluster_sync();
+    }
+    return;
+  }
+
+  // ---- consumers: warpgroup w multiplies rows 64w..64w+63 of the A tile.
+  float accum[kAccumulators];                 // wgmma's accumulators
+  float total[kPromote ? kAccumulators : 1];  // promoted FP32 sums (promotion only)
+#pragma unroll
+  for (int i = 0; i < kAccumulators; ++i) accum[i] = 0.0f;
+  if constexpr (kPromote) {
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) total[i] = 0.0f;
+  }
+  const int lane = threadIdx.x % kWarpSize;
+  const int warp_in_group = (threadIdx.x % kWarpgroupThreads) / kWarpSize;
+  // This thread's rows of D: row0 and row0 + 8 (the wgmma fragment layout).
+  const int row0 = m_block * kBlockM + warpgroup * 64 + warp_in_group * 16 + lane / 4;
+  int stage = 0;
+  uint32_t phase = 0;
+  for (int kb = kb_begin; kb < kb_end; ++kb) {
+    mbarrier_wait(shared_address(&full_barrier[stage]), phase);
+    __syncwarp();  // wgmma is .aligned: the warp must be converged
+    // With block scales: this K block's s_A of the thread's two rows and s_B.
+    float scales[3] = {1.0f, 1.0f, 1.0f};
+    if constexpr (kBlockScales) {
+      const int tile_row = row0 - m_block * kBlockM;
+      scales[0] = stage_scales[stage].a[tile_row];
+      scales[1] = stage_scales[stage].a[tile_row + 8];
+      scales[2] = stage_scales[stage].b;
+    }
+
+    const uint64_t desc_a = make_kmajor_sw128_descriptor(tiles_a + stage * kTileBytesA + warpgroup * 64 * kBlockK);
+    const uint64_t desc_b = make_kmajor_sw128_descriptor(tiles_b + stage * kTileBytesB);
+    fence_registers(accum);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
+      // + (32 bytes >> 4) per step along K inside the swizzled 128-byte rows.
+      // Promotion restarts the sum each K block (accumulate = false overwrites);
+      // fast accumulation restarts it only at the very first wgmma.
+      const bool accumulate = kPromote ? kk > 0 : (kb > kb_begin || kk > 0);
+      wgmma_m64n128k32<kFormatA, kFormatB>(accum, desc_a + 2 * kk, desc_b + 2 * kk, accumulate);
+    }
+    wgmma_commit_group();
+    fence_registers(accum);
+
+    if constexpr (kPromote) {
+      wgmma_wait_group<0>();  // this K block's products are in accum, its stage is no longer read
+      fence_registers(accum);
+      if (kBlockScales || lane == 0) mbarrier_arrive(shared_address(&empty_barrier[stage]));
+      if constexpr (kBlockScales) {
+        const float block_scale[2] = {scales[0] * scales[2], scales[1] * scales[2]};
+        // total += partial * (s_A * s_B): accumulator 4j + 2h + c is in row row0 + 8h.
+#pragma unroll
+        for (int i = 0; i < kAccumulators; ++i) total[i] = fmaf(accum[i], block_scale[(i / 2) % 2], total[i]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < kAccumulators; ++i) total[i] += accum[i];
+      }
+    } else {
+      // Keep this K block's wgmmas running; wait for the previous block's and
+      // release its stage.
+      wgmma_wait_group<1>();
+      if (kb > kb_begin && lane == 0) {
+        mbarrier_arrive(shared_address(&empty_barrier[stage == 0 ? kStages - 1 : stage - 1]));
+      }
+    }
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1;
+    }
+  }
+  if constexpr (!kPromote) {
+    wgmma_wait_group<0>();
+    fence_registers(accum);
+  }
+
+  if (slices > 1) {  // ---- split-K: the cluster adds the partials, then the epilogue
+    const int row_in_tile = row0 - m_block * kBlockM;
+    float amax;
+    if constexpr (kPromote) {
+      amax = split_k_epilogue(total, args, tiles_start, slices, slice, m_block, n_block, row_in_tile);
+    } else {
+      amax = split_k_epilogue(accum, args, tiles_start, slices, slice, m_block, n_block, row_in_tile);
+    }
+    if (args.d_amax != nullptr) block_amax_to_global(amax, amax_scratch, kConsumerWarps, kAmaxBarrier, args.d_amax);
+    return;
+  }
+
+  // ---- epilogue: this thread's columns of the fragment (see common/sm90/wgmma.cuh).
+  const int col0 = n_block * kBlockN + 2 * (lane % 4);
+  // The scales constant along K (per tensor, per row), applied here; a 1 x 128
+  // or 128 x 128 operand contributes 1: its scales were applied at each promotion.
+  const ConstantScales a_scales = constant_scales(args.a_scale_granularity, args.a_scale, args.a_scales);
+  const ConstantScales b_scales = constant_scales(args.b_scale_granularity, args.b_scale, args.b_scales);
+  const int tile_row = m_block * kBlockM + warpgroup * 64;  // the warpgroup's part of the D tile
+  const int tile_col = n_block * kBlockN;
+  const float inverse_d_scale = 1.0f / args.d_scale;
+  auto finish = [&](float(&y)[kAccumulators]) {
+    apply_epilogue(y, args, a_scales, b_scales, row0, col0);
+    const float amax = args.d_amax != nullptr ? fragment_amax(y, args, row0, col0) : 0.0f;
+    switch (args.d_type) {
+      case OutputType::kBF16:
+        store_tile<OutputType::kBF16>(y, args, store_through_tma, &tensor_map_d, tiles_a, warpgroup, tile_row, tile_col,
+                                      row0, col0, inverse_d_scale);
+        break;
+      case OutputType::kFP32:
+        store_tile<OutputType::kFP32>(y, args, store_through_tma, &tensor_map_d, tiles_a, warpgroup, tile_row, tile_col,
+                                      row0, col0, inverse_d_scale);
+        break;
+      case OutputType::kE4M3:
+        store_tile<OutputType::kE4M3>(y, args, store_through_tma, &tensor_map_d, tiles_a, warpgroup, tile_row, tile_col,
+                                      row0, col0, inverse_d_scale);
+        break;
+      default:
+        store_tile<OutputType::kE5M2>(y, args, store_through_tma, &tensor_map_d, tiles_a, warpgroup, tile_row, tile_col,
+                                      row0, col0, inverse_d_scale);
+        break;
+    }
+    return amax;
+  };
+  float amax;
+  if constexpr (kPromote) {
+    amax = finish(total);
+  } else {
+    amax = finish(accum);
+  }
+  if (args.d_amax != nullptr) block_amax_to_global(amax, amax_scratch, kConsumerWarps, kAmaxBarrier, args.d_amax);
+#endif  // FP8GEMM_SM90A_DEVICE
+}
+
+using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, GemmArgs, bool, int);
+
+// The kernel for one pair of formats (e4m3 or e5m2 each) and accumulation mode.
+template <bool kPromote, bool kBlockScales>
+KernelFunction select_kernel(Fp8Format a, Fp8Format b) {
+  constexpr Fp8Format kE4 = Fp8Format::kE4M3, kE5 = Fp8Format::kE5M2;
+  if (a == kE4) {
+    return b == kE4 ? wgmma_fp8_gemm_kernel<kE4, kE4, kPromote, kBlockScales>
+                    : wgmma_fp8_gemm_kernel<kE4, kE5, kPromote, kBlockScales>;
+  }
+  return b == kE4 ? wgmma_fp8_gemm_kernel<kE5, kE4, kPromote, kBlockScales>
+                  : wgmma_fp8_gemm_kernel<kE5, kE5, kPromote, kBlockScales>;
+}
+
+// How many clusters of `slices` blocks the GPU runs at once. A cluster's
+// blocks must share one GPC (a group of about 16 SMs on the H200), and each
+// block fills its SM, so 7-block clusters fit two to a GPC and no more: fewer
+// than 132 / 7. Asked of the driver once per slice count, with any of the
+// kernels (they use the same resources).
+int max_active_clusters(int slices) {
+  static int cache[kMaxSlices + 1] = {};
+  if (slices < 1 || slices > kMaxSlices) return 0;
+  if (cache[slices] == 0) {
+    const KernelFunction kernel = select_kernel<true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3);
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kDynamicSharedBytes));
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(static_cast<unsigned>(slices));
+    config.blockDim = dim3(kThreads);
+    config.dynamicSmemBytes = kDynamicSharedBytes;
+    cudaLaunchAttribute cluster;
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = static_cast<unsigned>(slices);
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+      cudaGetLastError();
+      clusters = 0;
+    }
+    cache[slices] = clusters > 0 ? clusters : -1;
+  }
+  return cache[slices] > 0 ? cache[slices] : 0;
+}
+
+// The launch plan of a GEMM: its slice count and why.
+struct SplitPlan {
+  int64_t tiles = 0;
+  int k_blocks = 0;
+  int slices = 1;
+  std::string why;
+};
+
+// GemmArgs::split_k if given; otherwise split_k_slices() (common/device/
+// split_k.h: enough slices to fill the SMs, at least kMinKBlocksPerSlice K
+// blocks each, at most kMaxSlices), lowered until all of the tile's clusters
+// run at once.
+SplitPlan plan_split(const GemmArgs& args) {
+  SplitPlan plan;
+  plan.tiles = ((args.m + kBlockM - 1) / kBlockM) * ((args.n + kBlockN - 1) / kBlockN);
+  plan.k_blocks = static_cast<int>((args.k + kBlockK - 1) / kBlockK);
+  if (args.split_k > 0) {
+    plan.slices = args.split_k;
+    plan.why = "split_k = " + std::to_string(args.split_k) + " asked for";
+    return plan;
+  }
+  int device = 0, sm_count = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    cudaGetLastError();
+    plan.why = "no GPU to count SMs on: 1 slice";
+    return plan;
+  }
+  int slices = split_k_slices(plan.tiles, plan.k_blocks, sm_count, kMinKBlocksPerSlice, kMaxSlices);
+  const int wanted = slices;
+  while (slices > 1 && max_active_clusters(slices) < plan.tiles) --slices;
+  plan.slices = slices;
+  plan.why = std::to_string(plan.tiles) + " tiles of 128 x 128 and " + std::to_string(plan.k_blocks) +
+             " K blocks of 128 on " + std::to_string(sm_count) + " SMs: " + std::to_string(wanted) + " slices";
+  if (slices != wanted) {
+    plan.why += ", " + std::to_string(slices) + " so that all " + std::to_string(plan.tiles) +
+                " clusters run at once (" + std::to_string(max_active_clusters(slices)) + " fit)";
+  }
+  return plan;
+}
+
+// For fp8gemm --check: the slice count this launch would use, and why.
+std::string describe_split_k_launch(const GemmArgs& args) {
+  const SplitPlan plan = plan_split(args);
+  return "split_k " + std::to_string(plan.slices) + " (" + plan.why + ")";
+}
+
+Status launch_split_k(const GemmArgs& args) {
+  Status status = sm90::require_sm90a_gpu();
+  if (!status.ok()) return status;
+
+  // TMA coordinates and the kernel's row and column numbers are signed 32-bit
+  // (a tile's last row is 127 past its first); the grid is one-dimensional.
+  constexpr int64_t kMaxExtent = 0x7FFFFFFF;
+  const SplitPlan plan = plan_split(args);
+  if (args.m > kMaxExtent - kBlockM || args.n > kMaxExtent - kBlockN || args.k > kMaxExtent - kBlockK ||
+      plan.tiles * plan.slices > kMaxExtent) {
+    return Status::error(
+        StatusCode::kNotSupported,
+        "M, N, K <= 2^31 - 129 and at most 2^31 - 1 blocks (tiles of 128 x 128 times slices) required");
+  }
+  if (plan.slices > plan.k_blocks) {
+    return Status::error(StatusCode::kNotSupported, "split_k = " + std::to_string(plan.slices) +
+                                                        " is more slices than K has blocks of 128 (" +
+                                                        std::to_string(plan.k_blocks) + ")");
+  }
+
+  CUtensorMap map_a, map_b;
+  status = sm90::make_kmajor_tensor_map(&map_a, args.a, args.m, args.k, args.lda, kBlockM, kBlockK);
+  if (!status.ok()) return status;
+  status = sm90::make_kmajor_tensor_map(&map_b, args.b, args.n, args.k, args.ldb, kBlockN, kBlockK);
+  if (!status.ok()) return status;
+  // D through the TMA (one slice only; split-K stores its sums directly), in
+  // boxes of 64 rows x 128 bytes, where D's rows end on 16-byte boundaries:
+  // the TMA writes a row in 16-byte pieces (see step 07).
+  const int d_bytes = static_cast<int>(output_bytes(args.d_type));
+  const bool store_through_tma = kStoreThroughTma && plan.slices == 1 && (args.n * d_bytes) % 16 == 0;
+  CUtensorMap map_d{};
+  if (store_through_tma) {
+    status =
+        sm90::make_swizzled_tensor_map(&map_d, args.d, d_bytes, args.m, args.n, args.ldd * d_bytes, 64, 128 / d_bytes);
+    if (!status.ok()) return status;
+  }
+
+  // Scales that change along K are applied at each promotion: without
+  // promotion there is no place for them.
+  const bool block_scales = args.a_scale_granularity == ScaleGranularity::kGroup1x128 ||
+                            args.b_scale_granularity == ScaleGranularity::kBlock128x128;
+  if (block_scales && args.fast_accumulation) {
+    return Status::error(StatusCode::kNotSupported,
+                         "1x128 or 128x128 scales need promotion: fast accumulation has no place to apply them");
+  }
+  const KernelFunction kernel = args.fast_accumulation ? select_kernel<false, false>(args.a_format, args.b_format)
+                                : block_scales         ? select_kernel<true, true>(args.a_format, args.b_format)
+                                                       : select_kernel<true, false>(args.a_format, args.b_format);
+  status = sm90::kernel_has_sm90a_image(kernel, block_scales ? kStaticSharedBytesWithScales : kStaticSharedBytes);
+  if (!status.ok()) return status;
+  const cudaError_t err =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kDynamicSharedBytes));
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // clear it: the error is reported here
+    return Status::error(StatusCode::kRuntimeError, std::string("cannot reserve ") +
+                                                        std::to_string(kDynamicSharedBytes) +
+                                                        " bytes of shared memory: " + cudaGetErrorString(err));
+  }
+  // The kernel folds each block's amax into *d_amax with an atomic max.
+  if (args.d_amax != nullptr) {
+    const cudaError_t cleared = cudaMemsetAsync(args.d_amax, 0, sizeof(float), args.stream);
+    if (cleared != cudaSuccess) {
+      cudaGetLastError();
+      return Status::error(StatusCode::kRuntimeError,
+                           std::string("cannot clear d_amax: ") + cudaGetErrorString(cleared));
+    }
+  }
+  // One block per (tile, slice); a tile's slices form one cluster.
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(plan.tiles * plan.slices));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = kDynamicSharedBytes;
+  config.stream = args.stream;
+  cudaLaunchAttribute cluster;
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = static_cast<unsigned>(plan.slices);
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  config.attrs = &cluster;
+  config.numAttrs = plan.slices > 1 ? 1 : 0;
+  const cudaError_t launched =
+      cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_d, args, store_through_tma, plan.slices);
+  if (launched != cudaSuccess) {
+    cudaGetLastError();
+    return Status::error(StatusCode::kRuntimeError, std::string("launch with ") + std::to_string(plan.slices) +
+                                                        " slices failed: " + cudaGetErrorString(launched));
+  }
+  return status_from_launch();
+}
+
+}  // namespace
+}  // namespace fp8gemm
