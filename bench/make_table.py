@@ -411,7 +411,7 @@ def counters_table(keys):
 
 
 FORMAT_ORDER = ["e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz"]
-OUTPUT_ORDER = ["bf16", "fp32"]
+OUTPUT_ORDER = ["bf16", "fp32", "e4m3", "e5m2"]
 ACCUMULATION_TEXT = {
     "fp32": "FP32",
     "tensor_core_promoted": "tensor cores, into FP32 every 128 of K",
