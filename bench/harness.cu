@@ -513,13 +513,53 @@ std::vector<Run> RunAnnotator::annotate(const std::vector<Run>& runs, std::vecto
   return annotated;
 }
 
+namespace {
+double copy_bandwidth_gbps = 0;  // set_copy_bandwidth_gbps()
+}  // namespace
+
+void set_copy_bandwidth_gbps(double gbps) { copy_bandwidth_gbps = gbps; }
+
+double measure_copy_bandwidth_gbps() {
+  constexpr size_t kBytes = size_t{1} << 30;
+  void* source = nullptr;
+  void* destination = nullptr;
+  if (cudaMalloc(&source, kBytes) != cudaSuccess || cudaMalloc(&destination, kBytes) != cudaSuccess) {
+    cudaGetLastError();
+    if (source != nullptr) cudaFree(source);
+    return 0;
+  }
+  FP8GEMM_CUDA_CHECK(cudaMemset(source, 0x3C, kBytes));
+  cudaEvent_t start, stop;
+  FP8GEMM_CUDA_CHECK(cudaEventCreate(&start));
+  FP8GEMM_CUDA_CHECK(cudaEventCreate(&stop));
+  float best_ms = 0;
+  for (int i = 0; i < 6; ++i) {  // the first copy warms up and is not counted
+    FP8GEMM_CUDA_CHECK(cudaEventRecord(start));
+    FP8GEMM_CUDA_CHECK(cudaMemcpyAsync(destination, source, kBytes, cudaMemcpyDeviceToDevice));
+    FP8GEMM_CUDA_CHECK(cudaEventRecord(stop));
+    FP8GEMM_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    FP8GEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (i > 0 && (best_ms == 0 || ms < best_ms)) best_ms = ms;
+  }
+  FP8GEMM_CUDA_CHECK(cudaEventDestroy(start));
+  FP8GEMM_CUDA_CHECK(cudaEventDestroy(stop));
+  FP8GEMM_CUDA_CHECK(cudaFree(source));
+  FP8GEMM_CUDA_CHECK(cudaFree(destination));
+  return best_ms > 0 ? 2.0 * static_cast<double>(kBytes) / (best_ms * 1e-3) * 1e-9 : 0;
+}
+
 void set_rate_counters(benchmark::State& state, const BenchCase& c) {
   using benchmark::Counter;
   const double tera_flops = gemm_flops(c.shape.m, c.shape.n, c.shape.k) * 1e-12;  // per launch
   state.counters["TFLOPS"] = Counter(tera_flops, Counter::kIsIterationInvariantRate);
   state.counters["pct_of_peak"] = Counter(100.0 * tera_flops / kPeakTflops, Counter::kIsIterationInvariantRate);
-  state.counters["GBps"] =
-      Counter(gemm_min_bytes(c.shape, c.problem.d_type) * 1e-9, Counter::kIsIterationInvariantRate);
+  const double giga_bytes = gemm_min_bytes(c.shape, c.problem.d_type) * 1e-9;  // A + B + D, per launch
+  state.counters["GBps"] = Counter(giga_bytes, Counter::kIsIterationInvariantRate);
+  if (copy_bandwidth_gbps > 0) {
+    state.counters["pct_of_hbm_copy"] =
+        Counter(100.0 * giga_bytes / copy_bandwidth_gbps, Counter::kIsIterationInvariantRate);
+  }
   const int clock = current_sm_clock_mhz();  // right after the launches: shows throttling
   if (clock >= 0) state.counters["sm_clock_mhz"] = clock;
 }
@@ -911,6 +951,8 @@ Environment describe_environment() {
   env.sm_clock_nvml_max_mhz = nvml.sm_clock_mhz(true);
   env.sm_clock_measured_mhz = measure_sm_clock_mhz(env.sm_count);
   env.sm_clock_nvml_current_mhz = nvml.sm_clock_mhz(false);
+  env.hbm_copy_gbps = measure_copy_bandwidth_gbps();
+  set_copy_bandwidth_gbps(env.hbm_copy_gbps);
 
   int driver = 0, runtime = 0;
   FP8GEMM_CUDA_CHECK(cudaDriverGetVersion(&driver));
@@ -945,6 +987,10 @@ std::vector<std::pair<std::string, std::string>> context_entries(const Environme
       {"l2_flush", timer.flush_description()},
       {"timing", timing},
       {"peak_tflops", std::to_string(int(kPeakTflops)) + " (dense FP8 of one H200 SXM, datasheet)"},
+      {"hbm_copy_gbps", env.hbm_copy_gbps > 0 ? std::to_string(int(env.hbm_copy_gbps + 0.5)) +
+                                                    " (cudaMemcpyAsync device to device of 1 GiB, read + write "
+                                                    "bytes over time, best of 5: the roof of pct_of_hbm_copy)"
+                                              : std::string("not measured")},
   };
 }
 

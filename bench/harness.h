@@ -416,10 +416,12 @@ class ProjectReporter : public Base {
   const CaseRunner* runner_ = nullptr;
 };
 
-/// Sets the counters of a measured case on `state`: `TFLOPS`, `pct_of_peak`
-/// and `GBps` as rates over the manual time (Google Benchmark divides the
-/// work of the iterations by their time), `sm_clock_mhz` (NVML, right after
-/// the launches; absent without NVML).
+/// Sets the counters of a measured case on `state`: `TFLOPS`, `pct_of_peak`,
+/// `GBps` (the bytes of A, B and D, each moved once: gemm_min_bytes) and
+/// `pct_of_hbm_copy` (GBps as a percentage of the measured copy bandwidth,
+/// set_copy_bandwidth_gbps; absent when none was measured) as rates over the
+/// manual time (Google Benchmark divides the work of the iterations by their
+/// time), `sm_clock_mhz` (NVML, right after the launches; absent without NVML).
 void set_rate_counters(benchmark::State& state, const BenchCase& c);
 
 /// The value of a Google Benchmark flag given as --name=value in argv, or ""
@@ -444,6 +446,9 @@ struct Environment {
   std::string runtime;                 ///< CUDA runtime version, "13.0"
   std::string cublaslt;                ///< cuBLASLt version, "13.1.0"
   std::string git_commit;              ///< Commit the program was built from.
+  /// The memory bandwidth a plain copy reaches (measure_copy_bandwidth_gbps):
+  /// the roof of a memory-bound GEMM's GB/s (counter pct_of_hbm_copy). 0: not measured.
+  double hbm_copy_gbps = 0;
 };
 
 /// Queries the current device (and runs the short clock-measuring kernel).
@@ -459,6 +464,15 @@ std::vector<std::pair<std::string, std::string>> context_entries(const Environme
 /// Adds context_entries() to Google Benchmark's context (the results file's
 /// "context", and the console's header).
 void add_context(const Environment& env, const LaunchTimer& timer, const std::string& timing);
+
+/// The device memory bandwidth of cudaMemcpyAsync, device to device, of
+/// 1 GiB (2 GiB moved: read and write), best of 5 copies timed with events,
+/// in GB/s (1e9 bytes a second): what a kernel that only streams memory can
+/// reach on this GPU, below the datasheet's figure. 0 if it cannot allocate.
+double measure_copy_bandwidth_gbps();
+
+/// Sets the bandwidth pct_of_hbm_copy is a percentage of (0: no such counter).
+void set_copy_bandwidth_gbps(double gbps);
 
 /// The SM clock now, from NVML; -1 where NVML is not available.
 int current_sm_clock_mhz();

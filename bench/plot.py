@@ -5,7 +5,9 @@ Usage: python3 bench/plot.py RESULTS.json [MORE.json ...] --out-dir DIR
 
 Writes DIR/ladder.png (TFLOP/s of every step at 4096^3 as bars, cuBLASLt as lines) and,
 when the files hold more than one shape, DIR/shapes.png (TFLOP/s against shape; a step's
-`_fast` mode dotted, in the step's colour). Each case's number is its median aggregate (or,
+`_fast` mode dotted, in the step's colour) and DIR/roofline.png (every case at its arithmetic
+intensity, 2MNK over the bytes of A, B and D, beneath the roofs of the datasheet's peak and of
+the copy bandwidth the program measured, `hbm_copy_gbps` in the file's context). Each case's number is its median aggregate (or,
 in files written before the programs ran repetitions, its only row): benchmark_json.py.
 """
 import argparse
@@ -84,6 +86,60 @@ def plot_shapes(results, context, path):
     return True
 
 
+def arithmetic_intensity(shape):
+    """FLOP per byte of a plain case '<M>x<N>x<K>' with e4m3 A and B and BF16 D (the roofline's x)."""
+    m, n, k = (int(v) for v in shape.split("/")[0].split("x"))
+    return 2.0 * m * n * k / (m * k + n * k + 2.0 * m * n)
+
+
+def leading_number(text):
+    """1979 from '1979 (dense FP8 ...)'; None when the text does not start with a number."""
+    try:
+        return float(str(text).split()[0])
+    except (ValueError, IndexError):
+        return None
+
+
+def plot_roofline(results, context, path):
+    """Every plain case beneath the compute and memory roofs. False without the measured
+    copy bandwidth (older files) or without a plain case."""
+    bandwidth = leading_number(context.get("hbm_copy_gbps", ""))
+    peak = leading_number(context.get("peak_tflops", ""))
+    cases = [(c, s) for (c, s) in results if "/" not in s]
+    if not bandwidth or not peak or not cases:
+        return False
+    fig, ax = plt.subplots(figsize=(8.0, 5.5))
+    intensities = [arithmetic_intensity(s) for _, s in cases]
+    x = [min(intensities) / 2, max(intensities) * 2]
+    ridge = peak * 1e3 / bandwidth  # FLOP per byte where the roofs meet
+    roof_x = [x[0], ridge, x[1]] if x[0] < ridge < x[1] else x
+    ax.plot(roof_x, [min(peak, v * bandwidth * 1e-3) for v in roof_x], color="black",
+            label=f"roof: {peak:.0f} TFLOP/s, {bandwidth:.0f} GB/s (measured copy)")
+    names = {contender for contender, _ in results}
+    colors = {}
+    for index, contender in enumerate(benchmark_json.contenders(results)):
+        colors[contender] = BASELINE_STYLE[contender][0] if contender in BASELINE_STYLE else \
+            plt.get_cmap("tab10")(index % 10)
+    for contender in benchmark_json.contenders(results):
+        if benchmark_json.is_fast_variant(contender, names):
+            continue
+        points = [(arithmetic_intensity(s), results[(contender, s)]) for (c, s) in cases if c == contender]
+        if points:
+            ax.scatter([p[0] for p in points], [p[1] for p in points], color=colors[contender], label=contender,
+                       s=20, zorder=3)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity: FLOP per byte of A, B and D")
+    ax.set_ylabel("TFLOP/s")
+    ax.set_title(f"Roofline, e4m3, BF16 out — {benchmark_json.describe_context(context)}")
+    ax.grid(True, which="both", alpha=0.2)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+    return True
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", nargs="+", help="JSON files written by fp8gemm_bench or fp8gemm")
@@ -94,14 +150,15 @@ def main():
     if not results:
         sys.exit("plot.py: no measured cases in " + ", ".join(args.results))
     os.makedirs(args.out_dir, exist_ok=True)
-    for name, plot in (("ladder.png", plot_ladder), ("shapes.png", plot_shapes)):
+    why_not = {"ladder.png": f"the files hold no {LADDER_SHAPE} case",
+               "shapes.png": "the files hold a single shape",
+               "roofline.png": "the files record no hbm_copy_gbps (written before it was measured)"}
+    for name, plot in (("ladder.png", plot_ladder), ("shapes.png", plot_shapes), ("roofline.png", plot_roofline)):
         path = os.path.join(args.out_dir, name)
         if plot(results, context, path):
             print(f"wrote {path}")
-        elif name == "ladder.png":
-            print(f"no {name}: the files hold no {LADDER_SHAPE} case")
         else:
-            print(f"no {name}: the files hold a single shape")
+            print(f"no {name}: {why_not[name]}")
 
 
 if __name__ == "__main__":
