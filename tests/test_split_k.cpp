@@ -1,5 +1,6 @@
 // Split-K's plain functions (common/device/split_k.h): the partition of K
-// among slices and the slice count. The split-K kernels call these, so a
+// among slices, the slice count, the order the partials are added in, and
+// the rows each slice reduces. The split-K kernels call these, so a
 // partition that dropped or repeated a K block would be wrong everywhere.
 #include "common/device/split_k.h"
 
@@ -88,6 +89,41 @@ TEST(SplitKSlices, KeepsTheMinimumKPerSliceAndTheCap) {
     EXPECT_LE(tiles * s, kH200Sms) << tiles << " tiles";
     EXPECT_GE(s, 1);
   }
+}
+
+// The partials are added in slice order, one FP32 addition at a time: with
+// values where the order changes the rounding, the result is that of
+// ((p0 + p1) + p2) + ..., and slices at or beyond `slices` are not read.
+TEST(SumSlicesInOrder, AddsInSliceOrderInFp32) {
+  const float parts[4] = {1e8f, 1.0f, -1e8f, 1.0f};
+  std::vector<int> read;
+  const float sum = sum_slices_in_order<8>(4, [&](int s) {
+    read.push_back(s);
+    return parts[s];
+  });
+  // (1e8 + 1) rounds to 1e8 in FP32; - 1e8 gives 0; + 1 gives 1. Any other
+  // order of the same four values gives 2 or 0 instead.
+  EXPECT_EQ(sum, 1.0f);
+  EXPECT_EQ(read, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(sum_slices_in_order<8>(1, [&](int s) { return parts[s]; }), 1e8f);
+}
+
+// Every row of the tile is reduced by exactly one slice, in order.
+TEST(SliceRows, EveryRowOnceInOrder) {
+  for (int block_rows : {64, 128}) {
+    for (int slices = 1; slices <= 16; ++slices) {
+      int next = 0;
+      for (int s = 0; s < slices; ++s) {
+        const RowRange r = slice_rows(block_rows, slices, s);
+        ASSERT_GE(r.count, 0);
+        EXPECT_EQ(r.first, next) << block_rows << " rows, " << slices << " slices, slice " << s;
+        next = r.first + r.count;
+      }
+      EXPECT_EQ(next, block_rows) << block_rows << " rows, " << slices << " slices";
+    }
+  }
+  EXPECT_EQ(slice_rows(128, 7, 0).count, 19);  // ceil(128 / 7)
+  EXPECT_EQ(slice_rows(128, 7, 6).count, 14);  // the rest
 }
 
 }  // namespace

@@ -230,29 +230,32 @@ __device__ inline Fragment load_fragment(const uint8_t* tile, int row0, int step
 }
 
 /// The K loop of one block tile: acc += A[block_row.., k] * B[block_col.., k]
-/// over all of K for the calling wavefront's 64 x 64 sub-tile, with LDS
-/// double-buffered and the next K tile's global loads in flight during this
-/// tile's MFMAs. After the MFMAs of K tile t (columns kBlockK t onwards), it
-/// calls `after_k_tile(t)`, which may read and rewrite acc (step 07 folds its
-/// block-scaled partial sums there); pass a lambda that does nothing for a
-/// plain product. Every thread of the block must call it (it has barriers).
+/// over K tiles [first_tile, end_tile) (all of K by default; split-K gives a
+/// block a run of them) for the calling wavefront's 64 x 64 sub-tile, with
+/// LDS double-buffered and the next K tile's global loads in flight during
+/// this tile's MFMAs. After the MFMAs of K tile t (columns kBlockK t onwards),
+/// it calls `after_k_tile(t)`, which may read and rewrite acc (step 07 folds
+/// its block-scaled partial sums there); pass a lambda that does nothing for
+/// a plain product. Every thread of the block must call it (it has barriers).
 template <Fp8Format kFormatA, Fp8Format kFormatB, typename AfterKTile>
 __device__ inline void multiply_block_tile(const GemmArgs& args, int64_t block_row, int64_t block_col,
-                                           WaveAccumulators& acc, AfterKTile&& after_k_tile) {
+                                           WaveAccumulators& acc, AfterKTile&& after_k_tile, int64_t first_tile = 0,
+                                           int64_t end_tile = -1) {
   __shared__ __attribute__((aligned(16))) uint8_t lds_a[2][kBlockM * kBlockK];
   __shared__ __attribute__((aligned(16))) uint8_t lds_b[2][kBlockN * kBlockK];
   const WaveOrigin wave = wave_origin();
 
   StagedKTile stage;
-  const int64_t k_tiles = (args.k + kBlockK - 1) / kBlockK;
-  load_tile_to_registers(stage.a, args.a, args.lda, args.m, args.k, block_row, 0);
-  load_tile_to_registers(stage.b, args.b, args.ldb, args.n, args.k, block_col, 0);
+  const int64_t k_tiles = end_tile < 0 ? (args.k + kBlockK - 1) / kBlockK : end_tile;
+  if (first_tile >= k_tiles) return;  // an empty run: acc stays as it is
+  load_tile_to_registers(stage.a, args.a, args.lda, args.m, args.k, block_row, first_tile * kBlockK);
+  load_tile_to_registers(stage.b, args.b, args.ldb, args.n, args.k, block_col, first_tile * kBlockK);
   store_registers_to_lds(stage.a, lds_a[0]);
   store_registers_to_lds(stage.b, lds_b[0]);
   __syncthreads();
 
-  for (int64_t t = 0; t < k_tiles; ++t) {
-    const int buffer = static_cast<int>(t & 1);
+  for (int64_t t = first_tile; t < k_tiles; ++t) {
+    const int buffer = static_cast<int>((t - first_tile) & 1);
     const bool has_next = t + 1 < k_tiles;
     // Issue the next tile's global loads first; nothing waits for them until
     // they are written to LDS after this tile's MFMAs.

@@ -60,4 +60,40 @@ FP8GEMM_HOST_DEVICE inline int split_k_slices(int64_t tiles, int64_t k_blocks, i
   return slices < 1 ? 1 : static_cast<int>(slices);
 }
 
+/// The sum of one element of D over the slices, in slice order:
+/// ((p0 + p1) + p2) + ... in FP32, whatever order the slices finished in, so
+/// that a result is the same bit for bit in every run. `partial(s)` returns
+/// slice s's partial sum of the element (0 <= s < slices <= kMaxSlices); the
+/// loop is unrolled kMaxSlices times, so a kernel's partials can stay in
+/// registers. Both split-K kernels add their partials through this function,
+/// and the CPU tests check its order.
+template <int kMaxSlices, typename Partial>
+FP8GEMM_HOST_DEVICE inline float sum_slices_in_order(int slices, Partial&& partial) {
+  float sum = partial(0);
+#pragma unroll
+  for (int s = 1; s < kMaxSlices; ++s) {
+    if (s < slices) sum += partial(s);
+  }
+  return sum;
+}
+
+/// A run of rows of a block tile: [first, first + count).
+struct RowRange {
+  int first = 0;  ///< The first row of the run.
+  int count = 0;  ///< How many rows it has (0 for a slice beyond the rows).
+};
+
+/// The rows of a tile of `block_rows` rows that slice `slice` of `slices`
+/// adds up and stores when the slices share the reduction (the cluster form
+/// of the Hopper kernel): ceil(block_rows / slices) rows each, in order, the
+/// last slices fewer or none. Every row belongs to exactly one slice.
+FP8GEMM_HOST_DEVICE inline RowRange slice_rows(int block_rows, int slices, int slice) {
+  const int per_slice = (block_rows + slices - 1) / slices;
+  RowRange r;
+  r.first = slice * per_slice < block_rows ? slice * per_slice : block_rows;
+  const int end = r.first + per_slice < block_rows ? r.first + per_slice : block_rows;
+  r.count = end - r.first;
+  return r;
+}
+
 }  // namespace fp8gemm

@@ -354,27 +354,20 @@ __device__ __forceinline__ float split_k_epilogue(const float (&partial)[kAccumu
   // 2. This block's rows of the tile: the sum over the cluster's blocks, in
   //    slice order, then the epilogue. Consecutive threads take consecutive
   //    columns of a row (coalesced stores of D).
-  const int rows_per_slice = (kBlockM + slices - 1) / slices;
-  const int first_row = slice * rows_per_slice;
-  const int end_row = first_row + rows_per_slice < kBlockM ? first_row + rows_per_slice : int{kBlockM};
-  const int rows = end_row > first_row ? end_row - first_row : 0;
+  const RowRange rows = slice_rows(kBlockM, slices, slice);
   const ConstantScales a_scales = constant_scales(args.a_scale_granularity, args.a_scale, args.a_scales);
   const ConstantScales b_scales = constant_scales(args.b_scale_granularity, args.b_scale, args.b_scales);
   float amax = 0.0f;
 #pragma unroll 4
-  for (int e = threadIdx.x; e < rows * kBlockN; e += kConsumerWarpgroups * kWarpgroupThreads) {
-    const int r = first_row + e / kBlockN, c = e % kBlockN;
+  for (int e = threadIdx.x; e < rows.count * kBlockN; e += kConsumerWarpgroups * kWarpgroupThreads) {
+    const int r = rows.first + e / kBlockN, c = e % kBlockN;
     const uint32_t local = partial_tile + (r * kPartialPitch + c) * static_cast<uint32_t>(sizeof(float));
     float part[kMaxSlices];  // all loads first, so that their latencies overlap
 #pragma unroll
     for (int s = 0; s < kMaxSlices; ++s) {
       part[s] = s < slices ? load_cluster_shared(cluster_shared_address(local, s)) : 0.0f;
     }
-    float sum = part[0];
-#pragma unroll
-    for (int s = 1; s < kMaxSlices; ++s) {
-      if (s < slices) sum += part[s];  // slice order: the same sum in every run
-    }
+    const float sum = sum_slices_in_order<kMaxSlices>(slices, [&](int s) { return part[s]; });
     const int64_t row = int64_t{m_block} * kBlockM + r, col = int64_t{n_block} * kBlockN + c;
     if (row < args.m && col < args.n) {
       const float bias = args.bias != nullptr ? load_bias(args.bias, col, args.bias_type) : 0.0f;
