@@ -70,7 +70,10 @@ FP8GEMM_HOST_DEVICE inline int split_k_slices(int64_t tiles, int64_t k_blocks, i
 template <int kMaxSlices, typename Partial>
 FP8GEMM_HOST_DEVICE inline float sum_slices_in_order(int slices, Partial&& partial) {
   float sum = partial(0);
+#if defined(__CUDA_ARCH__) || \
+    defined(__HIP_DEVICE_COMPILE__)  // device passes only: the host compiler has no such pragma
 #pragma unroll
+#endif
   for (int s = 1; s < kMaxSlices; ++s) {
     if (s < slices) sum += partial(s);
   }
