@@ -4,7 +4,7 @@
 # suite), then steps 06-08 beside cuBLASLt on the split-K shapes and 4096^3,
 # and fp8gemm --check printing the slice count the heuristic chose.
 #
-# Usage: OUT=DIR bash steps/08_split_k/measure_h200.sh COMMIT [BIN]
+# Usage: OUT=DIR [PHASES=ncu] bash steps/08_split_k/measure_h200.sh COMMIT [BIN]
 #   BIN: a folder holding test_epilogue_gpu, test_steps_gpu, fp8gemm_bench,
 #   fp8gemm and the libbenchmark they link (built elsewhere, to save the
 #   device's time); without it the script builds them (build-h200).
@@ -46,3 +46,12 @@ for shape in "64 2112 7168" "1024 1024 16384"; do
   echo "fp8gemm --step 08 ${m}x${n}x${k} --check: rc=$?"
 done
 grep -E "^launch:|check PASS|FAIL" "$LOGS/checks.log" | head -6
+# Where the decode shape's time goes: Nsight Compute's speed of light, memory
+# and warp-state sections of one launch (PHASES=ncu in the environment).
+if [[ " ${PHASES:-} " == *" ncu "* ]]; then
+  timeout 120 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
+    --section WarpStateStats --section LaunchStats --print-details all -k regex:wgmma_fp8_gemm_kernel \
+    --launch-skip 3 --launch-count 1 "$benches/fp8gemm_bench" --steps=08 --shapes=64x2112x7168 \
+    --benchmark_filter='^08_split_k/' --benchmark_repetitions=1 --benchmark_min_time=0.01s > "$LOGS/ncu_08.txt" 2>&1
+  echo "ncu rc=$? ${SECONDS}s"
+fi
