@@ -272,6 +272,7 @@ std::function<Status()> CaseRunner::launcher_for(size_t index, const GemmProblem
     GemmArgs args = problem.args();
     args.fast_accumulation = c.contender.fast_accumulation;
     args.split_k = c.contender.split_k;
+    args.split_k_reduction = c.contender.split_k_reduction;
     const StepInfo* step = c.contender.step;
     return [step, args] { return run_step(*step, args); };
   }

@@ -186,6 +186,8 @@ struct Contender {
   bool unfused = false;
   /// A step: GemmArgs::split_k (0: the step chooses; `fp8gemm --split-k`).
   int split_k = 0;
+  /// A step: GemmArgs::split_k_reduction (`fp8gemm --split-k-reduction`).
+  SplitKReduction split_k_reduction = SplitKReduction::kAuto;
 };
 
 /// `cublaslt`, `cublaslt_fast`, `unfused`, `<step folder>`, or

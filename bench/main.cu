@@ -54,7 +54,8 @@ struct CommandLine {
   ProblemOptions problem;
   bool check = false;
   bool fast_accumulation = false;
-  int split_k = 0;  // --split-k
+  int split_k = 0;                                             // --split-k
+  SplitKReduction split_k_reduction = SplitKReduction::kAuto;  // --split-k-reduction
   std::string json_path = FP8GEMM_DEFAULT_JSON;
   bool json_given = false;  // --json was on the command line
 };
@@ -85,6 +86,8 @@ void print_usage() {
       "  --fast-accum              tensor-core steps: no FP32 promotion (GemmArgs::fast_accumulation)\n"
       "  --split-k S               split-K steps: S slices of K (GemmArgs::split_k; default 0, the\n"
       "                            step's heuristic, which --check prints)\n"
+      "  --split-k-reduction R     split-K steps: cluster or workspace (GemmArgs::split_k_reduction;\n"
+      "                            default: the step's own)\n"
       "  --json FILE               write Google Benchmark's JSON of the run to FILE\n\n"
       "Timing is fp8gemm_bench's (Google Benchmark): one launch per iteration, the L2 flushed before\n"
       "it, device events around it; %d repetitions of at least %g s of launches; the median\n"
@@ -166,7 +169,12 @@ void parse_command_line(int argc, char** argv, CommandLine* cmd) {
     } else if (option == "--check") cmd->check = true;
     else if (option == "--fast-accum") cmd->fast_accumulation = true;
     else if (option == "--split-k") cmd->split_k = static_cast<int>(parse_integer(option, next_value(), 0));
-    else if (option == "--step") cmd->step = next_value();
+    else if (option == "--split-k-reduction") {
+      const std::string name = next_value();
+      if (name == "cluster") cmd->split_k_reduction = SplitKReduction::kCluster;
+      else if (name == "workspace") cmd->split_k_reduction = SplitKReduction::kWorkspace;
+      else throw std::invalid_argument("--split-k-reduction: cluster or workspace, got '" + name + "'");
+    } else if (option == "--step") cmd->step = next_value();
     else if (option == "--m") cmd->shape.m = parse_integer(option, next_value(), 1);
     else if (option == "--n") cmd->shape.n = parse_integer(option, next_value(), 1);
     else if (option == "--k") cmd->shape.k = parse_integer(option, next_value(), 1);
@@ -373,7 +381,8 @@ int run_one(const CommandLine& cmd, char* program) {
   const bool is_cublaslt = cmd.step == kCublasLtName || cmd.step == kCublasLtFastName;
   const StepInfo* step = is_cublaslt || unfused ? nullptr : find_step(cmd.step);  // found: run() checked
   report_refused_steps("fp8gemm");
-  const Contender contender{step, cmd.fast_accumulation || cmd.step == kCublasLtFastName, unfused, cmd.split_k};
+  const Contender contender{step, cmd.fast_accumulation || cmd.step == kCublasLtFastName, unfused, cmd.split_k,
+                            cmd.split_k_reduction};
   const std::string json_path = cmd.json_given ? cmd.json_path : "";
   initialize_benchmark(program, json_path);
   CaseRunner runner(/*time_limit_seconds=*/0, /*print_checks=*/true, /*detailed_checks=*/true);
@@ -388,6 +397,7 @@ int run_one(const CommandLine& cmd, char* program) {
     args.k = cmd.shape.k;
     args.fast_accumulation = cmd.fast_accumulation;
     args.split_k = cmd.split_k;
+    args.split_k_reduction = cmd.split_k_reduction;
     std::printf("launch: %s\n", step->describe_launch(args).c_str());
   }
   std::fflush(stdout);

@@ -265,6 +265,12 @@ const std::vector<UnlistedFeature>& unlisted_features() {
        "split_k = 2 not supported (this step does not split K)"},
       {"SplitK9", [](GemmArgs& g) { g.split_k = 9; }, [](const StepConstraints& c) { return c.max_split_k >= 9; },
        "split_k = 9 not supported"},
+      {"SplitKReductionCluster", [](GemmArgs& g) { g.split_k_reduction = SplitKReduction::kCluster; },
+       [](const StepConstraints& c) { return (c.split_k_reductions >> 1 & 1u) != 0; },
+       "split_k_reduction cluster not supported"},
+      {"SplitKReductionWorkspace", [](GemmArgs& g) { g.split_k_reduction = SplitKReduction::kWorkspace; },
+       [](const StepConstraints& c) { return (c.split_k_reductions >> 2 & 1u) != 0; },
+       "split_k_reduction workspace not supported"},
   };
   return features;
 }
@@ -331,6 +337,14 @@ TEST(ValidateGemmArgs, RejectsANegativeSplitK) {
   const Status status = validate_gemm_args(args);
   EXPECT_EQ(status.code, StatusCode::kInvalidArgument);
   EXPECT_NE(status.message.find("split_k must be >= 0"), std::string::npos) << status.message;
+}
+
+TEST(ValidateGemmArgs, RejectsAnUnknownSplitKReduction) {
+  GemmArgs args = valid_args();
+  args.split_k_reduction = static_cast<SplitKReduction>(7);
+  const Status status = validate_gemm_args(args);
+  EXPECT_EQ(status.code, StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message.find("split_k_reduction must be"), std::string::npos) << status.message;
 }
 
 TEST(CheckStepConstraints, SplitKAboveTheStepsMostIsRefusedByName) {

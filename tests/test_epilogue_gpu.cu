@@ -179,7 +179,8 @@ struct Launch {
   float amax = 0.0f;
 };
 
-Launch launch_case(const EpilogueCase& c, const Problem& p, int split_k) {
+Launch launch_case(const EpilogueCase& c, const Problem& p, int split_k,
+                   SplitKReduction reduction = SplitKReduction::kAuto) {
   const Variant& v = c.variant;
   const GemmShape& s = c.shape;
   const DeviceBuffer<uint8_t> a = test_support::upload_operand(p.a, s.k);
@@ -221,6 +222,7 @@ Launch launch_case(const EpilogueCase& c, const Problem& p, int split_k) {
     args.d_amax = amax.get();
   }
   args.split_k = split_k;
+  args.split_k_reduction = reduction;
 
   Launch launch;
   launch.status = run_step(c.step, args);
@@ -269,11 +271,12 @@ TEST_P(EpilogueTest, MatchesTheReferenceAfterTheEpilogue) {
 struct SplitKCase {
   EpilogueCase c;
   int split_k;
+  SplitKReduction reduction = SplitKReduction::kAuto;
 };
 
 void PrintTo(const SplitKCase& c, std::ostream* out) {
   PrintTo(c.c, out);
-  *out << " split_k " << c.split_k;
+  *out << " split_k " << c.split_k << " " << split_k_reduction_name(c.reduction);
 }
 
 std::vector<SplitKCase> split_k_cases() {
@@ -287,6 +290,16 @@ std::vector<SplitKCase> split_k_cases() {
       for (GemmShape shape : split_shapes) {
         shape.d_type = v.out;
         for (int split_k : {0, 2, 3, step.constraints.max_split_k}) cases.push_back({{step, v, shape}, split_k});
+        // Each form the step lists beside its own, at two slice counts.
+        for (int r = 2; r < kNumSplitKReductions; ++r) {
+          if ((step.constraints.split_k_reductions >> r & 1u) == 0 ||
+              (step.constraints.split_k_reductions & ((1u << r) - 1)) == 0) {
+            continue;  // not listed, or the step's own (lowest) form, run above
+          }
+          for (int split_k : {2, step.constraints.max_split_k}) {
+            cases.push_back({{step, v, shape}, split_k, static_cast<SplitKReduction>(r)});
+          }
+        }
       }
     }
   }
@@ -305,10 +318,10 @@ TEST_P(SplitKTest, MatchesTheReferenceAndTheSameBitsTwice) {
   const SplitKCase& sc = GetParam();
   const Problem p = make_problem(sc.c);
   const std::string what = sc.c.step.folder + " " + sc.c.variant.name + " " + gemm_shape_name(sc.c.shape) +
-                           " split_k " + std::to_string(sc.split_k);
-  const Launch first = launch_case(sc.c, p, sc.split_k);
+                           " split_k " + std::to_string(sc.split_k) + " " + split_k_reduction_name(sc.reduction);
+  const Launch first = launch_case(sc.c, p, sc.split_k, sc.reduction);
   expect_matches_reference(sc.c, p, first, what);
-  const Launch second = launch_case(sc.c, p, sc.split_k);
+  const Launch second = launch_case(sc.c, p, sc.split_k, sc.reduction);
   ASSERT_TRUE(second.status.ok()) << what << ": " << second.status.message;
   EXPECT_TRUE(first.d->bytes() == second.d->bytes()) << what << ": D differs between two runs of the same case";
   uint32_t amax_bits[2];
@@ -319,8 +332,11 @@ TEST_P(SplitKTest, MatchesTheReferenceAndTheSameBitsTwice) {
 
 std::string split_k_case_name(const ::testing::TestParamInfo<SplitKCase>& info) {
   const EpilogueCase& c = info.param.c;
+  const std::string form = info.param.reduction == SplitKReduction::kAuto
+                               ? ""
+                               : std::string("_") + split_k_reduction_name(info.param.reduction);
   return c.step.folder + "_" + c.variant.name + "_" + gemm_shape_name(c.shape) + "_split" +
-         std::to_string(info.param.split_k);
+         std::to_string(info.param.split_k) + form;
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryStep, SplitKTest, ::testing::ValuesIn(split_k_cases()), split_k_case_name);

@@ -95,6 +95,10 @@ Status validate_gemm_args(const GemmArgs& args) {
     msg << "d_scale must be finite and > 0 for FP8 D, got " << args.d_scale;
     return invalid(msg.str());
   }
+  if (static_cast<int>(args.split_k_reduction) >= kNumSplitKReductions) {
+    msg << "split_k_reduction must be auto, cluster or workspace, got " << static_cast<int>(args.split_k_reduction);
+    return invalid(msg.str());
+  }
   if (args.split_k < 0) {
     msg << "split_k must be >= 0 (0: the step chooses), got " << args.split_k;
     return invalid(msg.str());

@@ -101,6 +101,20 @@ inline const char* activation_name(Activation a) {
   return a == Activation::kNone ? "none" : a == Activation::kGeluTanh ? "gelu" : "gelu_erf";
 }
 
+/// How a split-K step adds its slices' partial sums (GemmArgs::split_k_reduction);
+/// both forms add them in slice order, so the result is the same in every run.
+enum class SplitKReduction : uint8_t {
+  kAuto = 0,       ///< The step's own choice (the first form it lists).
+  kCluster = 1,    ///< A thread-block cluster per tile, through distributed shared memory (Hopper).
+  kWorkspace = 2,  ///< An FP32 workspace in global memory and a per-tile counter; the last block adds.
+};
+inline constexpr int kNumSplitKReductions = 3;
+
+/// Short name of a reduction ("auto", "cluster", "workspace").
+inline const char* split_k_reduction_name(SplitKReduction r) {
+  return r == SplitKReduction::kAuto ? "auto" : r == SplitKReduction::kCluster ? "cluster" : "workspace";
+}
+
 /// Element type of the bias vector.
 enum class BiasType : uint8_t {
   kBF16 = 0,  ///< bfloat16.
@@ -210,6 +224,10 @@ struct GemmArgs {
   /// many (at most the number of K blocks of 128). A step that cannot split
   /// refuses a value above 1.
   int split_k = 0;
+  /// How the slices are added (a step refuses a form it does not list in
+  /// StepConstraints::split_k_reductions). The workspace form keeps its
+  /// buffer inside the step, one per process: run one such GEMM at a time.
+  SplitKReduction split_k_reduction = SplitKReduction::kAuto;
 
   cudaStream_t stream = nullptr;  ///< Stream the kernel is launched on.
 };

@@ -172,6 +172,12 @@ Status check_step_constraints(const StepInfo& step, const GemmArgs& args) {
     msg << "activation " << activation_name(args.activation) << " not supported (" << describe_constraints(c) << ")";
     return not_supported(msg.str());
   }
+  if (args.split_k_reduction != SplitKReduction::kAuto &&
+      (c.split_k_reductions >> static_cast<int>(args.split_k_reduction) & 1u) == 0) {
+    msg << "split_k_reduction " << split_k_reduction_name(args.split_k_reduction) << " not supported ("
+        << describe_constraints(c) << ")";
+    return not_supported(msg.str());
+  }
   if (args.split_k > c.max_split_k) {
     msg << "split_k = " << args.split_k << " not supported (";
     if (c.max_split_k > 1) {
@@ -235,7 +241,14 @@ std::string describe_constraints(const StepConstraints& c) {
     if (c.epilogue & kEpilogueGeluErf) ops += std::string(ops.size() == 8 ? " " : ", ") + "gelu_erf";
     add(ops);
   }
-  if (c.max_split_k > 1) add("split-K into up to " + std::to_string(c.max_split_k) + " slices");
+  if (c.max_split_k > 1) {
+    std::string forms;
+    for (int r = 1; r < kNumSplitKReductions; ++r) {
+      if (c.split_k_reductions >> r & 1u)
+        forms += std::string(forms.empty() ? "" : " or ") + split_k_reduction_name(SplitKReduction(r));
+    }
+    add("split-K into up to " + std::to_string(c.max_split_k) + " slices" + (forms.empty() ? "" : " (" + forms + ")"));
+  }
   return out.str();
 }
 
@@ -303,7 +316,10 @@ std::string steps_json(const std::vector<StepInfo>& steps, const std::vector<std
     out << "        \"epilogue\": " << json_names(c.epilogue, 3, [](int e) {
       return std::string(e == 0 ? "bias" : e == 1 ? "gelu" : "gelu_erf");
     }) << ",\n";
-    out << "        \"max_split_k\": " << c.max_split_k << "\n";
+    out << "        \"max_split_k\": " << c.max_split_k << ",\n";
+    out << "        \"split_k_reductions\": " << json_names(c.split_k_reductions, kNumSplitKReductions, [](int r) {
+      return std::string(split_k_reduction_name(SplitKReduction(r)));
+    }) << "\n";
     out << "      },\n";
     out << "      \"accepts\": " << json_string(describe_constraints(c)) << ",\n";
     out << "      \"must_run\": [";

@@ -37,6 +37,9 @@ struct StepConstraints {
   uint32_t epilogue = 0;
   /// The most K slices GemmArgs::split_k may ask for (1: the step does not split K).
   int max_split_k = 1;
+  /// Bit i set: SplitKReduction(i) may be asked for (kAuto always may); the
+  /// lowest set bit is the step's own choice.
+  uint32_t split_k_reductions = 0;
 };
 
 /// StepConstraints::epilogue: a bias vector (either BiasType).

@@ -538,6 +538,7 @@ constexpr StepConstraints constraints() {
   c.scale_pointers = true;
   c.epilogue = kEpilogueBias | kEpilogueGeluTanh | kEpilogueGeluErf;
   c.max_split_k = kMaxSlices;
+  c.split_k_reductions = 1u << static_cast<int>(SplitKReduction::kWorkspace);
   return c;
 }
 

@@ -379,6 +379,39 @@ __device__ __forceinline__ float split_k_epilogue(const float (&partial)[kAccumu
   cluster_sync();  // the other blocks are done reading this block's partial tile
   return amax;
 }
+
+// Split-K's other form, without a cluster: this block's partial sums into a
+// workspace in global memory (per tile and slice, value-major: value v of
+// every consumer thread together), then one atomic on the tile's counter.
+// The block that arrives last adds every slice's partials, its own included,
+// in slice order, into `partial`, resets the counter for the next launch, and
+// returns true: it runs the epilogue. The others return false and exit.
+// Every consumer thread calls it.
+__device__ __forceinline__ bool gather_in_workspace(float (&partial)[kAccumulators], float* workspace,
+                                                    unsigned* counters, int64_t tile, int slices, int slice,
+                                                    bool* last_block) {
+  constexpr int kConsumerThreads = kConsumerWarpgroups * sm90::kWarpgroupThreads;
+  const auto slice_sums = [&](int s) {
+    return workspace + (tile * slices + s) * int64_t{kAccumulators} * kConsumerThreads;
+  };
+  float* mine = slice_sums(slice);
+#pragma unroll
+  for (int v = 0; v < kAccumulators; ++v) mine[v * kConsumerThreads + threadIdx.x] = partial[v];
+  __threadfence();  // the partials are visible on the whole GPU before the count says they are there
+  named_barrier_sync(kPartialBarrier, kConsumerThreads);
+  if (threadIdx.x == 0) *last_block = atomicAdd(&counters[tile], 1u) == static_cast<unsigned>(slices - 1);
+  named_barrier_sync(kPartialBarrier, kConsumerThreads);
+  if (!*last_block) return false;
+  __threadfence();  // and read after the count that said so
+#pragma unroll
+  for (int v = 0; v < kAccumulators; ++v) {
+    partial[v] = sum_slices_in_order<kMaxSlices>(slices, [&](int s) {
+      return slice_sums(s)[v * kConsumerThreads + threadIdx.x];
+    });
+  }
+  if (threadIdx.x == 0) counters[tile] = 0;  // ready for the next launch, which starts after this one ends
+  return true;
+}
 #endif
 
 // kBlockScales: A has 1 x 128 or B has 128 x 128 scales, applied at each
@@ -388,7 +421,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     wgmma_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
                           const __grid_constant__ CUtensorMap tensor_map_b,
                           const __grid_constant__ CUtensorMap tensor_map_d, GemmArgs args, bool store_through_tma,
-                          int slices) {
+                          int slices, bool reduce_in_cluster, float* workspace, unsigned* counters) {
 #if FP8GEMM_SM90A_DEVICE
   using namespace sm90;
   __shared__ uint64_t full_barrier[kStages];     // the TMA has filled the stage
@@ -488,7 +521,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
     }
-    if (slices > 1) {
+    if (slices > 1 && reduce_in_cluster) {
       // The cluster's barriers count every thread of every block: the
       // producer warpgroup meets the consumers at both (see split_k_epilogue).
       cluster_sync();
@@ -570,7 +603,16 @@ __global__ void __launch_bounds__(kThreads, 1)
     fence_registers(accum);
   }
 
-  if (slices > 1) {  // ---- split-K: the cluster adds the partials, then the epilogue
+  if (slices > 1 && !reduce_in_cluster) {  // ---- split-K, workspace form: the last block goes on
+    __shared__ bool last_block;
+    bool last;
+    if constexpr (kPromote) {
+      last = gather_in_workspace(total, workspace, counters, tile, slices, slice, &last_block);
+    } else {
+      last = gather_in_workspace(accum, workspace, counters, tile, slices, slice, &last_block);
+    }
+    if (!last) return;      // the same for the whole block
+  } else if (slices > 1) {  // ---- split-K: the cluster adds the partials, then the epilogue
     const int row_in_tile = row0 - m_block * kBlockM;
     float amax;
     if constexpr (kPromote) {
@@ -624,7 +666,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif  // FP8GEMM_SM90A_DEVICE
 }
 
-using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, GemmArgs, bool, int);
+using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, GemmArgs, bool, int, bool,
+                                float*, unsigned*);
 
 // The kernel for one pair of formats (e4m3 or e5m2 each) and accumulation mode.
 template <bool kPromote, bool kBlockScales>
@@ -675,6 +718,7 @@ struct SplitPlan {
   int64_t tiles = 0;
   int k_blocks = 0;
   int slices = 1;
+  bool in_cluster = true;  // the cluster form; false: the workspace form
   std::string why;
 };
 
@@ -686,6 +730,7 @@ SplitPlan plan_split(const GemmArgs& args) {
   SplitPlan plan;
   plan.tiles = ((args.m + kBlockM - 1) / kBlockM) * ((args.n + kBlockN - 1) / kBlockN);
   plan.k_blocks = static_cast<int>((args.k + kBlockK - 1) / kBlockK);
+  plan.in_cluster = args.split_k_reduction != SplitKReduction::kWorkspace;
   if (args.split_k > 0) {
     plan.slices = args.split_k;
     plan.why = "split_k = " + std::to_string(args.split_k) + " asked for";
@@ -700,7 +745,7 @@ SplitPlan plan_split(const GemmArgs& args) {
   }
   int slices = split_k_slices(plan.tiles, plan.k_blocks, sm_count, kMinKBlocksPerSlice, kMaxSlices);
   const int wanted = slices;
-  while (slices > 1 && max_active_clusters(slices) < plan.tiles) --slices;
+  while (plan.in_cluster && slices > 1 && max_active_clusters(slices) < plan.tiles) --slices;
   plan.slices = slices;
   plan.why = std::to_string(plan.tiles) + " tiles of 128 x 128 and " + std::to_string(plan.k_blocks) +
              " K blocks of 128 on " + std::to_string(sm_count) + " SMs: " + std::to_string(wanted) + " slices";
@@ -714,7 +759,43 @@ SplitPlan plan_split(const GemmArgs& args) {
 // For fp8gemm --check: the slice count this launch would use, and why.
 std::string describe_split_k_launch(const GemmArgs& args) {
   const SplitPlan plan = plan_split(args);
-  return "split_k " + std::to_string(plan.slices) + " (" + plan.why + ")";
+  return "split_k " + std::to_string(plan.slices) + " (" + plan.why + ")" +
+         (plan.slices > 1 ? plan.in_cluster ? ", added in a cluster" : ", added in a workspace" : "");
+}
+
+// The workspace form's buffer and the tiles' counters, allocated on first
+// use and grown when a GEMM needs more; the counters start at zero and every
+// launch leaves them at zero. One per process, for the current device: one
+// split GEMM in the workspace form at a time.
+Status split_k_workspace(size_t floats, size_t tiles, float** workspace, unsigned** counters) {
+  static float* buffer = nullptr;
+  static size_t buffer_floats = 0;
+  static unsigned* counts = nullptr;
+  static size_t counts_size = 0;
+  if (floats > buffer_floats) {
+    if (buffer != nullptr) cudaFree(buffer);
+    buffer = nullptr;
+    buffer_floats = 0;
+    if (cudaMalloc(&buffer, floats * sizeof(float)) != cudaSuccess) {
+      cudaGetLastError();
+      return Status::error(StatusCode::kRuntimeError, "cannot allocate the split-K workspace");
+    }
+    buffer_floats = floats;
+  }
+  if (tiles > counts_size) {
+    if (counts != nullptr) cudaFree(counts);
+    counts = nullptr;
+    counts_size = 0;
+    if (cudaMalloc(&counts, tiles * sizeof(unsigned)) != cudaSuccess ||
+        cudaMemset(counts, 0, tiles * sizeof(unsigned)) != cudaSuccess) {
+      cudaGetLastError();
+      return Status::error(StatusCode::kRuntimeError, "cannot allocate the split-K counters");
+    }
+    counts_size = tiles;
+  }
+  *workspace = buffer;
+  *counters = counts;
+  return Status::success();
 }
 
 Status launch_split_k(const GemmArgs& args) {
@@ -746,7 +827,8 @@ Status launch_split_k(const GemmArgs& args) {
   // boxes of 64 rows x 128 bytes, where D's rows end on 16-byte boundaries:
   // the TMA writes a row in 16-byte pieces (see step 07).
   const int d_bytes = static_cast<int>(output_bytes(args.d_type));
-  const bool store_through_tma = kStoreThroughTma && plan.slices == 1 && (args.n * d_bytes) % 16 == 0;
+  const bool store_through_tma =
+      kStoreThroughTma && (plan.slices == 1 || !plan.in_cluster) && (args.n * d_bytes) % 16 == 0;
   CUtensorMap map_d{};
   if (store_through_tma) {
     status =
@@ -784,7 +866,15 @@ Status launch_split_k(const GemmArgs& args) {
                            std::string("cannot clear d_amax: ") + cudaGetErrorString(cleared));
     }
   }
-  // One block per (tile, slice); a tile's slices form one cluster.
+  float* workspace = nullptr;
+  unsigned* counters = nullptr;
+  if (plan.slices > 1 && !plan.in_cluster) {
+    constexpr size_t kSumsPerBlock = size_t{kBlockM} * kBlockN;  // one FP32 sum per element of the tile
+    status = split_k_workspace(static_cast<size_t>(plan.tiles * plan.slices) * kSumsPerBlock,
+                               static_cast<size_t>(plan.tiles), &workspace, &counters);
+    if (!status.ok()) return status;
+  }
+  // One block per (tile, slice); in the cluster form a tile's slices form one cluster.
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(static_cast<unsigned>(plan.tiles * plan.slices));
   config.blockDim = dim3(kThreads);
@@ -796,9 +886,9 @@ Status launch_split_k(const GemmArgs& args) {
   cluster.val.clusterDim.y = 1;
   cluster.val.clusterDim.z = 1;
   config.attrs = &cluster;
-  config.numAttrs = plan.slices > 1 ? 1 : 0;
-  const cudaError_t launched =
-      cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_d, args, store_through_tma, plan.slices);
+  config.numAttrs = plan.slices > 1 && plan.in_cluster ? 1 : 0;
+  const cudaError_t launched = cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_d, args, store_through_tma,
+                                                  plan.slices, plan.in_cluster, workspace, counters);
   if (launched != cudaSuccess) {
     cudaGetLastError();
     return Status::error(StatusCode::kRuntimeError, std::string("launch with ") + std::to_string(plan.slices) +

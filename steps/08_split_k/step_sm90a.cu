@@ -14,7 +14,7 @@ constexpr uint32_t bit(OutputType t) { return 1u << static_cast<int>(t); }
 
 // Step 07's constraints (wgmma's OCP formats, TMA rows on 16-byte boundaries,
 // every scale granularity, the fused epilogue), and K split into up to
-// kMaxSlices slices.
+// kMaxSlices slices, added in a cluster (the default) or in a workspace.
 constexpr StepConstraints kConstraints{
     /*m_multiple=*/1,
     /*n_multiple=*/1,
@@ -29,7 +29,9 @@ constexpr StepConstraints kConstraints{
         bit(ScaleGranularity::kBlock128x128),
     /*scale_pointers=*/true,
     /*epilogue=*/kEpilogueBias | kEpilogueGeluTanh | kEpilogueGeluErf,
-    /*max_split_k=*/kMaxSlices};
+    /*max_split_k=*/kMaxSlices,
+    /*split_k_reductions=*/(1u << static_cast<int>(SplitKReduction::kCluster)) |
+        (1u << static_cast<int>(SplitKReduction::kWorkspace))};
 
 }  // namespace
 }  // namespace fp8gemm
