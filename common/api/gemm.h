@@ -108,6 +108,7 @@ enum class SplitKReduction : uint8_t {
   kCluster = 1,    ///< A thread-block cluster per tile, through distributed shared memory (Hopper).
   kWorkspace = 2,  ///< An FP32 workspace in global memory and a per-tile counter; the last block adds.
 };
+/// How many SplitKReduction values there are.
 inline constexpr int kNumSplitKReductions = 3;
 
 /// Short name of a reduction ("auto", "cluster", "workspace").
