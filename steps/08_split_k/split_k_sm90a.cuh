@@ -13,16 +13,20 @@
 //     them (block scales included: a slice is whole K blocks);
 //   it writes that partial tile into its own shared memory (the ring is idle
 //     once the mainloop is done), and the cluster meets at a barrier;
-//   block s then owns rows [s * 128 / slices, (s + 1) * 128 / slices) of the
-//     tile: it reads them from every block of the cluster (distributed shared
-//     memory, common/sm90/cluster.cuh), adds the partials in slice order
+//   block s then owns rows slice_rows(128, slices, s) of the tile (about
+//     128 / slices of them): it reads them from every block of the cluster
+//     (distributed shared memory, common/sm90/cluster.cuh), adds the partials
+//     in slice order
 //     0, 1, 2, ... — the same order in every run, so D is the same bit for
 //     bit — and runs the epilogue on the sums once: scales constant along K,
 //     bias, activation, D's type, amax;
 //   a second barrier keeps each block alive until the others have read it.
 //
-// One kernel, no workspace in global memory, no atomics on D. With one slice
-// (the heuristic's choice when the tiles fill the GPU) it is step 07.
+// One kernel, no workspace in global memory, no atomics on D. The other form
+// (GemmArgs::split_k_reduction = kWorkspace, gather_in_workspace) writes the
+// partials to global memory instead and lets the block that finishes its tile
+// last add them, in the same order, and run step 07's epilogue. With one
+// slice (the heuristic's choice when the tiles fill the GPU) it is step 07.
 //
 // Requires sm_90a; the chapter (README.md) explains every piece.
 //
