@@ -54,6 +54,7 @@ struct Options {
   double time_limit_seconds = 0;       // 0: none
   bool list_cases = false;             // print the case names and exit (no GPU needed)
   bool epilogue_variants = false;      // the scale and epilogue variants instead of the plain cases
+  bool split_k_variants = false;       // + each split-K step unsplit and in each reduction form
 };
 
 void print_usage() {
@@ -81,7 +82,10 @@ void print_usage() {
       "                         step that refuses a variant is reported skipped, with its message) and\n"
       "                         the unfused baseline (a step's plain GEMM into FP32, then the epilogue\n"
       "                         as a kernel of its own, timed together); names\n"
-      "                         <contender>/<M>x<N>x<K>/<scales>/<epilogue>/<out>\n\n"
+      "                         <contender>/<M>x<N>x<K>/<scales>/<epilogue>/<out>\n"
+      "  --split_k_variants     also run each step that splits K unsplit (<step>_split1) and with each\n"
+      "                         other reduction form it offers, at its own slice count\n"
+      "                         (<step>_workspace): what splitting gains, and what each form costs\n\n"
       "Results as JSON: --benchmark_out=FILE --benchmark_out_format=json\n"
       "Exit status: 0 ok, 1 a case hit a runtime error or a step was refused, 3 no GPU, 4 bad usage.\n\n",
       kRepetitions, kMinTimeSeconds);
@@ -97,6 +101,8 @@ bool parse_options(int argc, char** argv, Options* options) {
         options->list_cases = true;
       } else if (arg == "--epilogue_variants") {
         options->epilogue_variants = true;
+      } else if (arg == "--split_k_variants") {
+        options->split_k_variants = true;
       } else if (arg.rfind("--shapes=", 0) == 0) {
         options->shapes = parse_shape_list(arg.substr(std::strlen("--shapes=")));
         options->shapes_given = true;
@@ -132,12 +138,25 @@ bool parse_options(int argc, char** argv, Options* options) {
 
 /// cuBLASLt in both modes first (every later case's pct_of_cublaslt refers
 /// to the first), then each step, and each tensor-core step again with fast
-/// accumulation.
+/// accumulation; with --split_k_variants, a step that splits K also unsplit
+/// and in each reduction form it offers besides its own.
 std::vector<Contender> contenders_of(const Options& options) {
   std::vector<Contender> contenders = {{nullptr, false}, {nullptr, true}};
   for (const StepInfo* step : options.steps) {
     contenders.push_back({step, false});
     if (uses_tensor_cores(*step)) contenders.push_back({step, true});
+    if (!options.split_k_variants || step->constraints.max_split_k <= 1) continue;
+    Contender unsplit{step, false};
+    unsplit.split_k = 1;
+    contenders.push_back(unsplit);
+    const uint32_t forms = step->constraints.split_k_reductions;
+    const uint32_t own_form = forms & (~forms + 1u);  // the lowest bit: what <step> itself runs
+    for (int r = 1; r < kNumSplitKReductions; ++r) {
+      if ((forms >> r & 1u) == 0 || (1u << r) == own_form) continue;
+      Contender form{step, false};
+      form.split_k_reduction = static_cast<SplitKReduction>(r);
+      contenders.push_back(form);
+    }
   }
   return contenders;
 }

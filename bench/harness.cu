@@ -62,7 +62,12 @@ std::string contender_name(const Contender& contender) {
   if (contender.unfused) return kUnfusedName;
   if (contender.step == nullptr) return contender.fast_accumulation ? kCublasLtFastName : kCublasLtName;
   const bool fast = contender.fast_accumulation && uses_tensor_cores(*contender.step);
-  return contender.step->folder + (fast ? "_fast" : "");
+  std::string name = contender.step->folder + (fast ? "_fast" : "");
+  if (contender.split_k > 0) name += "_split" + std::to_string(contender.split_k);
+  if (contender.split_k_reduction != SplitKReduction::kAuto) {
+    name += std::string("_") + split_k_reduction_name(contender.split_k_reduction);
+  }
+  return name;
 }
 
 Accumulation contender_accumulation(const Contender& contender) {
@@ -342,6 +347,14 @@ bool CaseRunner::run_first_call(benchmark::State& state, size_t index, GemmProbl
   // The unfused baseline's GEMM is a step's, found when the case was set up.
   const StepInfo* unfused_step = c.contender.unfused && unfused_ ? unfused_->gemm_step() : nullptr;
   if (unfused_step != nullptr) cs.label = "GEMM of " + unfused_step->folder + " (FP32 D), then the epilogue kernel";
+  // A step that describes its launch (a split-K step: its slice count and why) says so in the label.
+  if (c.contender.step != nullptr && c.contender.step->describe_launch != nullptr) {
+    GemmArgs args = problem.args();
+    args.fast_accumulation = c.contender.fast_accumulation;
+    args.split_k = c.contender.split_k;
+    args.split_k_reduction = c.contender.split_k_reduction;
+    cs.label = c.contender.step->describe_launch(args);
+  }
   if (c.check) {
     if (!reference_) {
       if (print_checks_) {

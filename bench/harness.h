@@ -191,7 +191,9 @@ struct Contender {
 };
 
 /// `cublaslt`, `cublaslt_fast`, `unfused`, `<step folder>`, or
-/// `<step folder>_fast` for a tensor-core step with fast accumulation.
+/// `<step folder>_fast` for a tensor-core step with fast accumulation; a
+/// forced slice count adds `_split<S>`, a forced reduction `_cluster` or
+/// `_workspace` (`08_split_k_split1`, `08_split_k_workspace`).
 std::string contender_name(const Contender& contender);
 
 /// How the contender sums, which picks the tolerance of its check. The
