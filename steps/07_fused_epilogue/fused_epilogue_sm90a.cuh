@@ -41,6 +41,7 @@
 #include "common/device/epilogue.h"
 #include "common/device/kernel.h"
 #include "common/device/operand_scales.h"
+#include "common/sm90/fragment_epilogue.cuh"
 #include "common/sm90/mbarrier.cuh"
 #include "common/sm90/tma.cuh"
 #include "common/sm90/wgmma.cuh"
@@ -92,227 +93,6 @@ constexpr int kWgmmaK = 32;                                            // K of o
 constexpr int kAccumulators = 64 * kBlockN / sm90::kWarpgroupThreads;  // FP32 per thread: 64
 constexpr uint32_t kStageBytes = kTileBytesA + kTileBytesB;            // what the TMA delivers per stage
 
-// D's element type for an output type: BF16 and FP8 are stored as their bits.
-template <OutputType kOut>
-using OutputElement = std::conditional_t<kOut == OutputType::kFP32, float,
-                                         std::conditional_t<kOut == OutputType::kBF16, uint16_t, uint8_t>>;
-
-// Two neighbouring values of y as D's type, packed as they lie in memory (the
-// first in the low bits), with the hardware's conversions: BF16 rounded to
-// nearest even; FP8 the saturating, nearest-even code of y / d_scale (as
-// float_to_fp8 in common/fp8/fp8.h, bit for bit). `inverse_d_scale` is
-// 1 / d_scale: y times it is y / d_scale exactly when d_scale is a power of
-// two, and within one FP32 rounding of it otherwise.
-template <OutputType kOut>
-__device__ __forceinline__ uint32_t output_pair(float y0, float y1, float inverse_d_scale) {
-  if constexpr (kOut == OutputType::kBF16) {
-    const __nv_bfloat162 pair = __floats2bfloat162_rn(y0, y1);
-    return *reinterpret_cast<const uint32_t*>(&pair);
-  } else {
-    static_assert(kOut == OutputType::kE4M3 || kOut == OutputType::kE5M2, "FP32 needs no conversion");
-    return __nv_cvt_float2_to_fp8x2(make_float2(y0 * inverse_d_scale, y1 * inverse_d_scale), __NV_SATFINITE,
-                                    kOut == OutputType::kE4M3 ? __NV_E4M3 : __NV_E5M2);
-  }
-}
-
-// The epilogue's arithmetic, in place on this thread's 64 sums (the wgmma
-// fragment layout, see wgmma_m64n128k32: value 4j + 2h + c is row row0 + 8h,
-// column col0 + 8j + c): y = act(sum * s_A(row) * s_B(col) + bias[col]).
-//
-// The epilogue runs once per tile and nothing overlaps it, so every
-// instruction in it counts: each decision that is the same for the whole GEMM
-// (which scales, whether a bias, which activation) is taken once, around the
-// unrolled loops, not inside them. Elements past M or N are computed too (from
-// the zeros the TMA loaded), with the last row's and column's factors, and
-// never stored.
-__device__ __forceinline__ void apply_epilogue(float (&acc)[kAccumulators], const GemmArgs& args,
-                                               const ConstantScales& a_scales, const ConstantScales& b_scales, int row0,
-                                               int col0) {
-  const int last_row = static_cast<int>(args.m) - 1, last_col = static_cast<int>(args.n) - 1;
-  float row_factor[2];  // s_A of the row times B's per-tensor part
-#pragma unroll
-  for (int h = 0; h < 2; ++h) row_factor[h] = a_scales.of_row(std::min(row0 + 8 * h, last_row)) * b_scales.tensor;
-  if (b_scales.rows == nullptr && args.bias == nullptr) {
-#pragma unroll
-    for (int i = 0; i < kAccumulators; ++i) acc[i] *= row_factor[(i / 2) % 2];
-  } else {
-#pragma unroll
-    for (int j = 0; j < kBlockN / 8; ++j) {
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        const int column = std::min(col0 + 8 * j + c, last_col);
-        const float col_scale = b_scales.rows != nullptr ? b_scales.rows[column] : 1.0f;  // B's rows are D's columns
-        const float bias = args.bias != nullptr ? load_bias(args.bias, column, args.bias_type) : 0.0f;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          float& value = acc[4 * j + 2 * h + c];
-          value = fmaf(value, row_factor[h] * col_scale, bias);
-        }
-      }
-    }
-  }
-  // GELU inline, one loop per form: its 64 evaluations are independent, so
-  // the warp overlaps their latencies. (A call per element, the version
-  // before this one, ran them one after another.)
-  if (args.activation == Activation::kGeluTanh) {
-#pragma unroll
-    for (int i = 0; i < kAccumulators; ++i) acc[i] = gelu_tanh(acc[i]);
-  } else if (args.activation == Activation::kGeluErf) {
-#pragma unroll
-    for (int i = 0; i < kAccumulators; ++i) acc[i] = gelu_erf(acc[i]);
-  }
-}
-
-// max |y| over this thread's elements inside D, for FP8 D's amax. A tile
-// inside D (all but the last row and column of tiles) needs no bounds checks.
-__device__ __forceinline__ float fragment_amax(const float (&y)[kAccumulators], const GemmArgs& args, int row0,
-                                               int col0) {
-  float amax = 0.0f;
-  const int rows_left = static_cast<int>(args.m) - row0, cols_left = static_cast<int>(args.n) - col0;
-  // The thread's farthest element is 8 rows and 8 * 15 + 1 = kBlockN - 7 columns on.
-  if (8 < rows_left && kBlockN - 7 < cols_left) {
-#pragma unroll
-    for (int i = 0; i < kAccumulators; ++i) amax = fmaxf(amax, fabsf(y[i]));
-    return amax;
-  }
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-#pragma unroll
-    for (int j = 0; j < kBlockN / 8; ++j) {
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        if (8 * h < rows_left && 8 * j + c < cols_left) amax = fmaxf(amax, fabsf(y[4 * j + 2 * h + c]));
-      }
-    }
-  }
-  return amax;
-}
-
-// Stores y (in the fragment layout) straight from registers into D: each
-// thread writes pairs of neighbouring columns, 2 to 8 bytes at a time; one
-// store instruction of a warp touches 8 rows. Alignment: D's pointer and row
-// pitch are 16-byte multiples (the step's constraints) and the column is
-// even, so the pair store is aligned.
-template <OutputType kOut>
-__device__ __forceinline__ void store_tile_directly(const float (&y)[kAccumulators], const GemmArgs& args, int row0,
-                                                    int col0, float inverse_d_scale) {
-  using T = OutputElement<kOut>;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int row = row0 + 8 * h;
-    if (row >= args.m) continue;
-    T* d_row = static_cast<T*>(args.d) + row * args.ldd;
-#pragma unroll
-    for (int j = 0; j < kBlockN / 8; ++j) {
-      const int col = col0 + 8 * j;
-      const float y0 = y[4 * j + 2 * h], y1 = y[4 * j + 2 * h + 1];
-      if (col + 1 < args.n) {
-        if constexpr (kOut == OutputType::kFP32) {
-          *reinterpret_cast<float2*>(d_row + col) = make_float2(y0, y1);
-        } else if constexpr (kOut == OutputType::kBF16) {
-          *reinterpret_cast<uint32_t*>(d_row + col) = output_pair<kOut>(y0, y1, inverse_d_scale);
-        } else {
-          *reinterpret_cast<uint16_t*>(d_row + col) = static_cast<uint16_t>(output_pair<kOut>(y0, y1, inverse_d_scale));
-        }
-      } else if (col < args.n) {
-        if constexpr (kOut == OutputType::kFP32) {
-          d_row[col] = y0;
-        } else {
-          d_row[col] = static_cast<T>(output_pair<kOut>(y0, 0.0f, inverse_d_scale));
-        }
-      }
-    }
-  }
-}
-
-// Stores the warpgroup's 64 x 128 part of D through shared memory and the
-// TMA. Each thread writes its y into boxes of 64 rows x 128 bytes laid out in
-// the TMA's 128-byte swizzle (BF16 with stmatrix, 4 rows of 16 bytes per lane
-// and instruction; FP32 and FP8 with plain stores: stmatrix moves 16-bit
-// values only); the warpgroup meets at a named barrier, and one thread hands
-// the boxes to the TMA, which writes whole rows and skips what lies past M
-// or N.
-//
-// The boxes reuse this warpgroup's half of the A tiles of stages 0, 1, ...:
-// the mainloop is over (every TMA load has landed and been read), and the
-// other warpgroup's last wgmmas read only B and its own half of A.
-template <OutputType kOut>
-__device__ __forceinline__ void store_tile_through_tma(const float (&y)[kAccumulators], const GemmArgs& args,
-                                                       const CUtensorMap* map_d, uint32_t tiles_a, int warpgroup,
-                                                       int tile_row, int tile_col, float inverse_d_scale) {
-  using namespace sm90;
-  using T = OutputElement<kOut>;
-  constexpr int kBoxBytesPerRow = 128;  // the swizzle's row
-  constexpr int kBoxColumns = kBoxBytesPerRow / static_cast<int>(sizeof(T));
-  constexpr int kBoxes = kBlockN / kBoxColumns;  // 1 (FP8), 2 (BF16), 4 (FP32)
-  static_assert(kBoxes <= kStages && 64 * kBoxBytesPerRow == kTileBytesA / kConsumerWarpgroups,
-                "a box is one warpgroup's half of a stage's A tile");
-  const auto box_address = [&](int box) { return tiles_a + box * kTileBytesA + warpgroup * (kTileBytesA / 2); };
-  const int lane = threadIdx.x % kWarpSize;
-  const int warp_row = (threadIdx.x % kWarpgroupThreads) / kWarpSize * 16;  // the warp's 16 rows of the 64
-
-  if constexpr (kOut == OutputType::kBF16) {
-    // One stmatrix stores fragment columns 8j..8j+15 of the warp's 16 rows
-    // as four 8 x 8 matrices: q = 0: rows 0-7 of columns 8j.., q = 1: rows
-    // 8-15, q = 2 and 3: the same for columns 8j + 8... Lane 8q + r names
-    // the address of row r of matrix q.
-    const int q = lane / 8;
-    const int address_row = warp_row + 8 * (q % 2) + lane % 8;
-#pragma unroll
-    for (int j = 0; j < kBlockN / 8; j += 2) {
-      uint32_t pairs[4];
-#pragma unroll
-      for (int m = 0; m < 4; ++m) {
-        const int i = 4 * (j + m / 2) + 2 * (m % 2);  // the pair's first value in the fragment
-        pairs[m] = output_pair<kOut>(y[i], y[i + 1], inverse_d_scale);
-      }
-      const int byte = 8 * (j + q / 2) * static_cast<int>(sizeof(T));
-      stmatrix_x4(swizzled_128b_address(box_address(byte / kBoxBytesPerRow), address_row, byte % kBoxBytesPerRow),
-                  pairs);
-    }
-  } else {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = warp_row + lane / 4 + 8 * h;
-#pragma unroll
-      for (int j = 0; j < kBlockN / 8; ++j) {
-        const int byte = (8 * j + 2 * (lane % 4)) * static_cast<int>(sizeof(T));
-        const uint32_t address =
-            swizzled_128b_address(box_address(byte / kBoxBytesPerRow), row, byte % kBoxBytesPerRow);
-        const int i = 4 * j + 2 * h;
-        if constexpr (kOut == OutputType::kFP32) {
-          asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(address), "f"(y[i]), "f"(y[i + 1]) : "memory");
-        } else {
-          const uint16_t codes = static_cast<uint16_t>(output_pair<kOut>(y[i], y[i + 1], inverse_d_scale));
-          asm volatile("st.shared.u16 [%0], %1;" ::"r"(address), "h"(codes) : "memory");
-        }
-      }
-    }
-  }
-  fence_shared_for_tma();  // every thread: its stores, visible to the TMA
-  named_barrier_sync(kStoreBarrier + warpgroup, kWarpgroupThreads);
-  if (threadIdx.x % kWarpgroupThreads == 0 && tile_row < args.m) {
-#pragma unroll
-    for (int box = 0; box < kBoxes; ++box) {
-      tma_store_2d(map_d, box_address(box), tile_col + box * kBoxColumns, tile_row);
-    }
-    tma_store_commit_group();
-    tma_store_wait_read();  // the block must not exit while the TMA still reads its shared memory
-  }
-}
-
-// The warpgroup's part of D, through the TMA where the launcher allows it.
-template <OutputType kOut>
-__device__ __forceinline__ void store_tile(const float (&y)[kAccumulators], const GemmArgs& args,
-                                           bool store_through_tma, const CUtensorMap* map_d, uint32_t tiles_a,
-                                           int warpgroup, int tile_row, int tile_col, int row0, int col0,
-                                           float inverse_d_scale) {
-  if (store_through_tma) {
-    store_tile_through_tma<kOut>(y, args, map_d, tiles_a, warpgroup, tile_row, tile_col, inverse_d_scale);
-  } else {
-    store_tile_directly<kOut>(y, args, row0, col0, inverse_d_scale);
-  }
-}
 #endif
 
 // kBlockScales: A has 1 x 128 or B has 128 x 128 scales, applied at each
@@ -499,25 +279,36 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int tile_row = m_block * kBlockM + warpgroup * 64;  // the warpgroup's part of the D tile
   const int tile_col = n_block * kBlockN;
   const float inverse_d_scale = 1.0f / args.d_scale;
+  // D's boxes for the TMA store: this warpgroup's share of the A tiles of
+  // stages 0, 1, ... (the mainloop is over: every TMA load has landed and been
+  // read, and the other warpgroup's last wgmmas read only its own share of A).
+  static_assert(kTmaStoreBoxes<OutputType::kFP32, kBlockN> <= kStages &&
+                    kTmaStoreBoxBytes == kTileBytesA / kConsumerWarpgroups,
+                "D's boxes are a warpgroup's share of the A tiles of the first stages");
+  const uint32_t first_box = tiles_a + warpgroup * (kTileBytesA / kConsumerWarpgroups);
   auto finish = [&](float(&y)[kAccumulators]) {
-    apply_epilogue(y, args, a_scales, b_scales, row0, col0);
-    const float amax = args.d_amax != nullptr ? fragment_amax(y, args, row0, col0) : 0.0f;
+    apply_epilogue<kBlockN>(y, args, a_scales, b_scales, row0, col0);
+    const float amax = args.d_amax != nullptr ? fragment_amax<kBlockN>(y, args, row0, col0) : 0.0f;
     switch (args.d_type) {
       case OutputType::kBF16:
-        store_tile<OutputType::kBF16>(y, args, store_through_tma, &tensor_map_d, tiles_a, warpgroup, tile_row, tile_col,
-                                      row0, col0, inverse_d_scale);
+        store_tile<OutputType::kBF16, kBlockN>(y, args, store_through_tma, &tensor_map_d, first_box, kTileBytesA,
+                                               kStoreBarrier + warpgroup, tile_row, tile_col, row0, col0,
+                                               inverse_d_scale);
         break;
       case OutputType::kFP32:
-        store_tile<OutputType::kFP32>(y, args, store_through_tma, &tensor_map_d, tiles_a, warpgroup, tile_row, tile_col,
-                                      row0, col0, inverse_d_scale);
+        store_tile<OutputType::kFP32, kBlockN>(y, args, store_through_tma, &tensor_map_d, first_box, kTileBytesA,
+                                               kStoreBarrier + warpgroup, tile_row, tile_col, row0, col0,
+                                               inverse_d_scale);
         break;
       case OutputType::kE4M3:
-        store_tile<OutputType::kE4M3>(y, args, store_through_tma, &tensor_map_d, tiles_a, warpgroup, tile_row, tile_col,
-                                      row0, col0, inverse_d_scale);
+        store_tile<OutputType::kE4M3, kBlockN>(y, args, store_through_tma, &tensor_map_d, first_box, kTileBytesA,
+                                               kStoreBarrier + warpgroup, tile_row, tile_col, row0, col0,
+                                               inverse_d_scale);
         break;
       default:
-        store_tile<OutputType::kE5M2>(y, args, store_through_tma, &tensor_map_d, tiles_a, warpgroup, tile_row, tile_col,
-                                      row0, col0, inverse_d_scale);
+        store_tile<OutputType::kE5M2, kBlockN>(y, args, store_through_tma, &tensor_map_d, first_box, kTileBytesA,
+                                               kStoreBarrier + warpgroup, tile_row, tile_col, row0, col0,
+                                               inverse_d_scale);
         break;
     }
     return amax;
