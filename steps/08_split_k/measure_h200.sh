@@ -78,7 +78,7 @@ for phase in "$@"; do
           --section WarpStateStats --section LaunchStats --section Occupancy --print-details all \
           -k regex:wgmma_fp8_gemm_kernel --launch-skip 3 --launch-count 1 "$benches/fp8gemm_bench" --steps=08 \
           --split_k_variants --shapes=$decode --benchmark_filter="^08_split_k${form}/" --benchmark_repetitions=1 \
-          --benchmark_min_time=0.01s > "$LOGS/ncu_08${form}.txt" 2>&1
+          --benchmark_min_time=0.01 > "$LOGS/ncu_08${form}.txt" 2>&1
         echo "ncu${form} rc=$? ${SECONDS}s: $(grep -E '^ +Duration' "$LOGS/ncu_08${form}.txt" | head -1)"
       done
       ;;
