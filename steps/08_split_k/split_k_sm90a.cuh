@@ -55,10 +55,8 @@ namespace fp8gemm {
 namespace {
 
 // ---- what a reader would tune ------------------------------------------------
-constexpr int kBlockM = 128;  // rows of D per block: 2 consumer warpgroups x 64
-constexpr int kBlockN = 128;  // columns of D per block: the N of one wgmma
-constexpr int kBlockK = 128;  // K per stage: one 128-byte swizzle row of FP8
-constexpr int kStages = 6;    // shared-memory ring: 6 x 32 KB = 192 KB
+constexpr int kBlockK = 128;                 // K per stage: one 128-byte swizzle row of FP8
+constexpr uint32_t kRingBytes = 192 * 1024;  // the shared-memory ring: as many stages as fit
 // D leaves through shared memory and the TMA (true: where D's rows end on
 // 16-byte boundaries) or straight from the registers (false); the chapter
 // measures both.
@@ -68,59 +66,81 @@ constexpr bool kStoreThroughTma = true;
 // the ring and writing its partial).
 constexpr int kMaxSlices = 8;
 constexpr int kMinKBlocksPerSlice = 4;
-constexpr int kConsumerWarpgroups = kBlockM / 64;
-constexpr int kThreads = (kConsumerWarpgroups + 1) * sm90::kWarpgroupThreads;  // + 1 producer warpgroup
+// Small M (decode): at most this many rows of D get the small tile, 64 rows
+// (one consumer warpgroup, no wgmma on rows past M) by kSmallTileN columns
+// (more tiles of the few rows: more blocks stream B before K is split).
+constexpr int kSmallTileMaxM = 64;
+constexpr int kSmallTileN = 64;
 
-constexpr uint32_t kTileBytesA = kBlockM * kBlockK;  // FP8: one byte per element
-constexpr uint32_t kTileBytesB = kBlockN * kBlockK;
+// A tile shape of D and everything that follows from it. The kernel and the
+// launcher are written once for any of them (kBlockM 64 or 128, kBlockN 64
+// or 128).
+template <int kM, int kN>
+struct Tile {
+  static constexpr int kBlockM = kM;  // rows of D per block: 64 per consumer warpgroup
+  static constexpr int kBlockN = kN;  // columns of D per block: the N of one wgmma
+  static constexpr int kConsumerWarpgroups = kM / 64;
+  static constexpr int kThreads = (kConsumerWarpgroups + 1) * sm90::kWarpgroupThreads;  // + 1 producer warpgroup
+  static constexpr int kConsumerWarps = kConsumerWarpgroups * sm90::kWarpgroupThreads / kWarpSize;
+  static constexpr int kAccumulators = kN / 2;           // FP32 per consumer thread: 64 x kN over 128 threads
+  static constexpr uint32_t kTileBytesA = kM * kBlockK;  // FP8: one byte per element
+  static constexpr uint32_t kTileBytesB = kN * kBlockK;
+  static constexpr uint32_t kStageBytes = kTileBytesA + kTileBytesB;  // what the TMA delivers per stage
+  static constexpr int kStages = kRingBytes / kStageBytes;            // 6 of 128 x 128, 12 of 64 x 64
+  // The tiles, in dynamic shared memory. Every tile starts on a 1024-byte
+  // boundary, where the 128-byte swizzle pattern (8 rows x 128 bytes) starts.
+  struct StageTiles {
+    uint8_t a[kStages][kTileBytesA];
+    uint8_t b[kStages][kTileBytesB];
+  };
+  static constexpr size_t kDynamicSharedBytes = sizeof(StageTiles) + 1024;  // + slack to align the start
+  // The scales of a stage's K block, for 1 x 128 / 128 x 128 scales: s_A of
+  // each of the tile's rows and s_B of its columns (within one 128 x 128
+  // block of B: kN divides 128).
+  struct StageScales {
+    float a[kM];
+    float b;
+  };
+  // The barriers, the amax scratch and (with block scales) the stages'
+  // scales live in static shared memory; its size also tells the launcher
+  // that the sm_90a body was compiled (see kernel_has_sm90a_image).
+  static constexpr size_t kStaticSharedBytes = 2 * kStages * sizeof(uint64_t) + kConsumerWarps * sizeof(float);
+  static constexpr size_t kStaticSharedBytesWithScales = kStaticSharedBytes + kStages * sizeof(StageScales);
+  // A block's partial tile in shared memory (split-K): kM rows of kN FP32
+  // sums, each row padded by 4 floats so that the fragment's 8 rows at a time
+  // fall on different banks. It overwrites the ring, idle after the mainloop.
+  static constexpr int kPartialPitch = kN + 4;
 
-// The tiles, in dynamic shared memory. Every tile starts on a 1024-byte
-// boundary, where the 128-byte swizzle pattern (8 rows x 128 bytes) starts.
-struct StageTiles {
-  uint8_t a[kStages][kTileBytesA];
-  uint8_t b[kStages][kTileBytesB];
+  static_assert(kM == 64 || kM == 128, "64 rows per consumer warpgroup, one or two of them");
+  static_assert(kN == 64 || kN == 128, "the N of wgmma_m64nk32");
+  static_assert(kTileBytesA % 1024 == 0 && kTileBytesB % 1024 == 0, "tiles must keep 1024-byte alignment");
+  static_assert(kM * kPartialPitch * sizeof(float) <= sizeof(StageTiles), "the partial tile fits in the ring");
 };
-static_assert(kTileBytesA % 1024 == 0 && kTileBytesB % 1024 == 0, "tiles must keep 1024-byte alignment");
-constexpr size_t kDynamicSharedBytes = sizeof(StageTiles) + 1024;  // + slack to align the start
-constexpr int kConsumerWarps = kConsumerWarpgroups * sm90::kWarpgroupThreads / kWarpSize;
-// The scales of a stage's K block, for 1 x 128 / 128 x 128 scales: s_A of
-// each of the tile's rows and s_B of its columns (one 128 x 128 block of B).
-struct StageScales {
-  float a[kBlockM];
-  float b;
-};
-constexpr int kScaleLoaderWarp = 1;  // the producer warpgroup's warp that copies them
-// The barriers, the amax scratch and (with block scales) the stages' scales
-// live in static shared memory; its size also tells the launcher that the
-// sm_90a body was compiled (see kernel_has_sm90a_image).
-constexpr size_t kStaticSharedBytes = 2 * kStages * sizeof(uint64_t) + kConsumerWarps * sizeof(float);
-constexpr size_t kStaticSharedBytesWithScales = kStaticSharedBytes + kStages * sizeof(StageScales);
-constexpr int kAmaxBarrier = 1;     // the named barrier of the consumers' amax reduction
-constexpr int kStoreBarrier = 2;    // + w: warpgroup w's, before its TMA store
-constexpr int kPartialBarrier = 4;  // the consumers', before a partial tile overwrites the ring
-// A block's partial tile in shared memory (split-K): 128 rows of 128 FP32 sums,
-// each row padded by 4 floats so that the fragment's 8 rows at a time fall on
-// different banks. It overwrites the ring, which is idle after the mainloop.
-constexpr int kPartialPitch = kBlockN + 4;
-static_assert(kBlockM * kPartialPitch * sizeof(float) <= sizeof(StageTiles), "the partial tile fits in the ring");
+using LargeTile = Tile<128, 128>;         // step 07's
+using SmallTile = Tile<64, kSmallTileN>;  // M <= kSmallTileMaxM
+constexpr int kScaleLoaderWarp = 1;       // the producer warpgroup's warp that copies the block scales
+constexpr int kAmaxBarrier = 1;           // the named barrier of the consumers' amax reduction
+constexpr int kStoreBarrier = 2;          // + w: warpgroup w's, before its TMA store
+constexpr int kPartialBarrier = 4;        // the consumers', before a partial tile overwrites the ring
 
 #if FP8GEMM_SM90A_DEVICE
-constexpr int kWgmmaK = 32;                                            // K of one FP8 wgmma
-constexpr int kAccumulators = 64 * kBlockN / sm90::kWarpgroupThreads;  // FP32 per thread: 64
-constexpr uint32_t kStageBytes = kTileBytesA + kTileBytesB;            // what the TMA delivers per stage
+constexpr int kWgmmaK = 32;  // K of one FP8 wgmma
 
 // Split-K's reduction and epilogue. Every consumer thread calls it with its
-// 64 partial sums (this block's K slice, in the fragment layout); the
-// producer warpgroup meets it at its two cluster barriers. Returns this
-// thread's largest |y| for the amax.
-__device__ __forceinline__ float split_k_epilogue(const float (&partial)[kAccumulators], const GemmArgs& args,
+// partial sums (this block's K slice, in the fragment layout); the producer
+// warpgroup meets it at its two cluster barriers. Returns this thread's
+// largest |y| for the amax.
+template <class T>
+__device__ __forceinline__ float split_k_epilogue(const float (&partial)[T::kAccumulators], const GemmArgs& args,
                                                   uint32_t partial_tile, int slices, int slice, int m_block,
                                                   int n_block, int row_in_tile) {
   using namespace sm90;
+  constexpr int kBlockM = T::kBlockM, kBlockN = T::kBlockN, kPartialPitch = T::kPartialPitch;
+  constexpr int kConsumerThreads = T::kConsumerWarpgroups * kWarpgroupThreads;
   const int lane = threadIdx.x % kWarpSize;
   // 1. This block's partial tile into its shared memory, over the ring: both
   //    consumer warpgroups must be past their last wgmma first.
-  named_barrier_sync(kPartialBarrier, kConsumerWarpgroups * kWarpgroupThreads);
+  named_barrier_sync(kPartialBarrier, kConsumerThreads);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
 #pragma unroll
@@ -142,7 +162,7 @@ __device__ __forceinline__ float split_k_epilogue(const float (&partial)[kAccumu
   const ConstantScales b_scales = constant_scales(args.b_scale_granularity, args.b_scale, args.b_scales);
   float amax = 0.0f;
 #pragma unroll 4
-  for (int e = threadIdx.x; e < rows.count * kBlockN; e += kConsumerWarpgroups * kWarpgroupThreads) {
+  for (int e = threadIdx.x; e < rows.count * kBlockN; e += kConsumerThreads) {
     const int r = rows.first + e / kBlockN, c = e % kBlockN;
     const uint32_t local = partial_tile + (r * kPartialPitch + c) * static_cast<uint32_t>(sizeof(float));
     float part[kMaxSlices];  // all loads first, so that their latencies overlap
@@ -170,10 +190,12 @@ __device__ __forceinline__ float split_k_epilogue(const float (&partial)[kAccumu
 // in slice order, into `partial`, resets the counter for the next launch, and
 // returns true: it runs the epilogue. The others return false and exit.
 // Every consumer thread calls it.
-__device__ __forceinline__ bool gather_in_workspace(float (&partial)[kAccumulators], float* workspace,
+template <class T>
+__device__ __forceinline__ bool gather_in_workspace(float (&partial)[T::kAccumulators], float* workspace,
                                                     unsigned* counters, int64_t tile, int slices, int slice,
                                                     bool* last_block) {
-  constexpr int kConsumerThreads = kConsumerWarpgroups * sm90::kWarpgroupThreads;
+  constexpr int kAccumulators = T::kAccumulators;
+  constexpr int kConsumerThreads = T::kConsumerWarpgroups * sm90::kWarpgroupThreads;
   const auto slice_sums = [&](int s) {
     return workspace + (tile * slices + s) * int64_t{kAccumulators} * kConsumerThreads;
   };
@@ -199,14 +221,21 @@ __device__ __forceinline__ bool gather_in_workspace(float (&partial)[kAccumulato
 
 // kBlockScales: A has 1 x 128 or B has 128 x 128 scales, applied at each
 // promotion (so kPromote is true).
-template <Fp8Format kFormatA, Fp8Format kFormatB, bool kPromote, bool kBlockScales>
-__global__ void __launch_bounds__(kThreads, 1)
+template <class T, Fp8Format kFormatA, Fp8Format kFormatB, bool kPromote, bool kBlockScales>
+__global__ void __launch_bounds__(T::kThreads, 1)
     wgmma_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
                           const __grid_constant__ CUtensorMap tensor_map_b,
                           const __grid_constant__ CUtensorMap tensor_map_d, GemmArgs args, bool store_through_tma,
                           int slices, bool reduce_in_cluster, float* workspace, unsigned* counters) {
 #if FP8GEMM_SM90A_DEVICE
   using namespace sm90;
+  // The tile's shape and what follows from it (struct Tile).
+  constexpr int kBlockM = T::kBlockM, kBlockN = T::kBlockN, kStages = T::kStages;
+  constexpr int kConsumerWarpgroups = T::kConsumerWarpgroups, kConsumerWarps = T::kConsumerWarps;
+  constexpr int kAccumulators = T::kAccumulators;
+  constexpr uint32_t kTileBytesA = T::kTileBytesA, kTileBytesB = T::kTileBytesB, kStageBytes = T::kStageBytes;
+  using StageTiles = typename T::StageTiles;
+  using StageScales = typename T::StageScales;
   __shared__ uint64_t full_barrier[kStages];     // the TMA has filled the stage
   __shared__ uint64_t empty_barrier[kStages];    // the consumers are done with the stage
   __shared__ StageScales stage_scales[kStages];  // block scales only
@@ -350,7 +379,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // Promotion restarts the sum each K block (accumulate = false overwrites);
       // fast accumulation restarts it only at the very first wgmma.
       const bool accumulate = kPromote ? kk > 0 : (kb > kb_begin || kk > 0);
-      wgmma_m64n128k32<kFormatA, kFormatB>(accum, desc_a + 2 * kk, desc_b + 2 * kk, accumulate);
+      wgmma_m64nk32<kBlockN, kFormatA, kFormatB>(accum, desc_a + 2 * kk, desc_b + 2 * kk, accumulate);
     }
     wgmma_commit_group();
     fence_registers(accum);
@@ -390,18 +419,18 @@ __global__ void __launch_bounds__(kThreads, 1)
     __shared__ bool last_block;
     bool last;
     if constexpr (kPromote) {
-      last = gather_in_workspace(total, workspace, counters, tile, slices, slice, &last_block);
+      last = gather_in_workspace<T>(total, workspace, counters, tile, slices, slice, &last_block);
     } else {
-      last = gather_in_workspace(accum, workspace, counters, tile, slices, slice, &last_block);
+      last = gather_in_workspace<T>(accum, workspace, counters, tile, slices, slice, &last_block);
     }
     if (!last) return;      // the same for the whole block
   } else if (slices > 1) {  // ---- split-K: the cluster adds the partials, then the epilogue
     const int row_in_tile = row0 - m_block * kBlockM;
     float amax;
     if constexpr (kPromote) {
-      amax = split_k_epilogue(total, args, tiles_start, slices, slice, m_block, n_block, row_in_tile);
+      amax = split_k_epilogue<T>(total, args, tiles_start, slices, slice, m_block, n_block, row_in_tile);
     } else {
-      amax = split_k_epilogue(accum, args, tiles_start, slices, slice, m_block, n_block, row_in_tile);
+      amax = split_k_epilogue<T>(accum, args, tiles_start, slices, slice, m_block, n_block, row_in_tile);
     }
     if (args.d_amax != nullptr) block_amax_to_global(amax, amax_scratch, kConsumerWarps, kAmaxBarrier, args.d_amax);
     return;
@@ -462,33 +491,36 @@ __global__ void __launch_bounds__(kThreads, 1)
 using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, GemmArgs, bool, int, bool,
                                 float*, unsigned*);
 
-// The kernel for one pair of formats (e4m3 or e5m2 each) and accumulation mode.
-template <bool kPromote, bool kBlockScales>
+// The kernel for one tile shape, pair of formats (e4m3 or e5m2 each) and
+// accumulation mode.
+template <class T, bool kPromote, bool kBlockScales>
 KernelFunction select_kernel(Fp8Format a, Fp8Format b) {
   constexpr Fp8Format kE4 = Fp8Format::kE4M3, kE5 = Fp8Format::kE5M2;
   if (a == kE4) {
-    return b == kE4 ? wgmma_fp8_gemm_kernel<kE4, kE4, kPromote, kBlockScales>
-                    : wgmma_fp8_gemm_kernel<kE4, kE5, kPromote, kBlockScales>;
+    return b == kE4 ? wgmma_fp8_gemm_kernel<T, kE4, kE4, kPromote, kBlockScales>
+                    : wgmma_fp8_gemm_kernel<T, kE4, kE5, kPromote, kBlockScales>;
   }
-  return b == kE4 ? wgmma_fp8_gemm_kernel<kE5, kE4, kPromote, kBlockScales>
-                  : wgmma_fp8_gemm_kernel<kE5, kE5, kPromote, kBlockScales>;
+  return b == kE4 ? wgmma_fp8_gemm_kernel<T, kE5, kE4, kPromote, kBlockScales>
+                  : wgmma_fp8_gemm_kernel<T, kE5, kE5, kPromote, kBlockScales>;
 }
 
-// How many clusters of `slices` blocks the GPU runs at once. A cluster's
-// blocks must share one GPC (a group of about 16 SMs on the H200), and each
-// block fills its SM, so 7-block clusters fit two to a GPC and no more: fewer
-// than 132 / 7. Asked of the driver once per slice count, with any of the
-// kernels (they use the same resources).
+// How many clusters of `slices` blocks of tile shape T the GPU runs at once.
+// A cluster's blocks must share one GPC (a group of about 16 SMs on the
+// H200), and each block fills its SM, so 7-block clusters fit two to a GPC
+// and no more: fewer than 132 / 7. Asked of the driver once per tile shape
+// and slice count, with any of the shape's kernels (they use the same
+// resources).
+template <class T>
 int max_active_clusters(int slices) {
   static int cache[kMaxSlices + 1] = {};
   if (slices < 1 || slices > kMaxSlices) return 0;
   if (cache[slices] == 0) {
-    const KernelFunction kernel = select_kernel<true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3);
-    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kDynamicSharedBytes));
+    const KernelFunction kernel = select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3);
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(T::kDynamicSharedBytes));
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(static_cast<unsigned>(slices));
-    config.blockDim = dim3(kThreads);
-    config.dynamicSmemBytes = kDynamicSharedBytes;
+    config.blockDim = dim3(T::kThreads);
+    config.dynamicSmemBytes = T::kDynamicSharedBytes;
     cudaLaunchAttribute cluster;
     cluster.id = cudaLaunchAttributeClusterDimension;
     cluster.val.clusterDim.x = static_cast<unsigned>(slices);
@@ -506,8 +538,26 @@ int max_active_clusters(int slices) {
   return cache[slices] > 0 ? cache[slices] : 0;
 }
 
-// The launch plan of a GEMM: its slice count and why.
+// The SM count of the current device, asked of the driver once per device.
+int sm_count_of_current_device() {
+  static int counts[64] = {};
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) {
+    cudaGetLastError();
+    return 0;
+  }
+  if (counts[device] == 0 &&
+      cudaDeviceGetAttribute(&counts[device], cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    cudaGetLastError();
+    counts[device] = 0;
+  }
+  return counts[device];
+}
+
+// The launch plan of a GEMM: its tile shape, slice count and why.
 struct SplitPlan {
+  bool small_tile = false;  // SmallTile (M <= kSmallTileMaxM), else LargeTile
+  int tile_m = 0, tile_n = 0;
   int64_t tiles = 0;
   int k_blocks = 0;
   int slices = 1;
@@ -515,38 +565,50 @@ struct SplitPlan {
   std::string why;
 };
 
-// GemmArgs::split_k if given; otherwise split_k_slices() (common/device/
-// split_k.h: enough slices to fill the SMs, at least kMinKBlocksPerSlice K
-// blocks each, at most kMaxSlices), lowered until all of the tile's clusters
-// run at once.
-SplitPlan plan_split(const GemmArgs& args) {
+// The tile shape by M; then GemmArgs::split_k if given, otherwise
+// split_k_slices() (common/device/split_k.h: enough slices to fill the SMs,
+// at least kMinKBlocksPerSlice K blocks each, at most kMaxSlices), lowered
+// in the cluster form until all of the tile's clusters run at once.
+template <class T>
+SplitPlan plan_split_with(const GemmArgs& args) {
   SplitPlan plan;
-  plan.tiles = ((args.m + kBlockM - 1) / kBlockM) * ((args.n + kBlockN - 1) / kBlockN);
+  plan.tile_m = T::kBlockM;
+  plan.tile_n = T::kBlockN;
+  plan.tiles = ((args.m + T::kBlockM - 1) / T::kBlockM) * ((args.n + T::kBlockN - 1) / T::kBlockN);
   plan.k_blocks = static_cast<int>((args.k + kBlockK - 1) / kBlockK);
   plan.in_cluster = args.split_k_reduction != SplitKReduction::kWorkspace;
+  const std::string tiles =
+      std::to_string(plan.tiles) + " tiles of " + std::to_string(T::kBlockM) + " x " + std::to_string(T::kBlockN);
   if (args.split_k > 0) {
     plan.slices = args.split_k;
-    plan.why = "split_k = " + std::to_string(args.split_k) + " asked for";
+    plan.why = tiles + "; split_k = " + std::to_string(args.split_k) + " asked for";
     return plan;
   }
-  int device = 0, sm_count = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-    cudaGetLastError();
-    plan.why = "no GPU to count SMs on: 1 slice";
+  const int sm_count = sm_count_of_current_device();
+  if (sm_count == 0) {
+    plan.why = tiles + "; no GPU to count SMs on: 1 slice";
     return plan;
   }
   int slices = split_k_slices(plan.tiles, plan.k_blocks, sm_count, kMinKBlocksPerSlice, kMaxSlices);
   const int wanted = slices;
-  while (plan.in_cluster && slices > 1 && max_active_clusters(slices) < plan.tiles) --slices;
+  while (plan.in_cluster && slices > 1 && max_active_clusters<T>(slices) < plan.tiles) --slices;
   plan.slices = slices;
-  plan.why = std::to_string(plan.tiles) + " tiles of 128 x 128 and " + std::to_string(plan.k_blocks) +
-             " K blocks of 128 on " + std::to_string(sm_count) + " SMs: " + std::to_string(wanted) + " slices";
+  plan.why = tiles + " and " + std::to_string(plan.k_blocks) + " K blocks of 128 on " + std::to_string(sm_count) +
+             " SMs: " + std::to_string(wanted) + " slices";
   if (slices != wanted) {
     plan.why += ", " + std::to_string(slices) + " so that all " + std::to_string(plan.tiles) +
-                " clusters run at once (" + std::to_string(max_active_clusters(slices)) + " fit)";
+                " clusters run at once (" + std::to_string(max_active_clusters<T>(slices)) + " fit)";
   }
   return plan;
+}
+
+SplitPlan plan_split(const GemmArgs& args) {
+  if (args.m <= kSmallTileMaxM) {
+    SplitPlan plan = plan_split_with<SmallTile>(args);
+    plan.small_tile = true;
+    return plan;
+  }
+  return plan_split_with<LargeTile>(args);
 }
 
 // For fp8gemm --check: the slice count this launch would use, and why.
@@ -591,19 +653,19 @@ Status split_k_workspace(size_t floats, size_t tiles, float** workspace, unsigne
   return Status::success();
 }
 
-Status launch_split_k(const GemmArgs& args) {
-  Status status = sm90::require_sm90a_gpu();
-  if (!status.ok()) return status;
+// The launch with tile shape T, as plan_split() chose it.
+template <class T>
+Status launch_with_tile(const GemmArgs& args, const SplitPlan& plan) {
+  constexpr int kBlockM = T::kBlockM, kBlockN = T::kBlockN;
+  Status status;
 
   // TMA coordinates and the kernel's row and column numbers are signed 32-bit
   // (a tile's last row is 127 past its first); the grid is one-dimensional.
   constexpr int64_t kMaxExtent = 0x7FFFFFFF;
-  const SplitPlan plan = plan_split(args);
   if (args.m > kMaxExtent - kBlockM || args.n > kMaxExtent - kBlockN || args.k > kMaxExtent - kBlockK ||
       plan.tiles * plan.slices > kMaxExtent) {
-    return Status::error(
-        StatusCode::kNotSupported,
-        "M, N, K <= 2^31 - 129 and at most 2^31 - 1 blocks (tiles of 128 x 128 times slices) required");
+    return Status::error(StatusCode::kNotSupported,
+                         "M, N, K <= 2^31 - 129 and at most 2^31 - 1 blocks (tiles times slices) required");
   }
   if (plan.slices > plan.k_blocks) {
     return Status::error(StatusCode::kNotSupported, "split_k = " + std::to_string(plan.slices) +
@@ -637,17 +699,17 @@ Status launch_split_k(const GemmArgs& args) {
     return Status::error(StatusCode::kNotSupported,
                          "1x128 or 128x128 scales need promotion: fast accumulation has no place to apply them");
   }
-  const KernelFunction kernel = args.fast_accumulation ? select_kernel<false, false>(args.a_format, args.b_format)
-                                : block_scales         ? select_kernel<true, true>(args.a_format, args.b_format)
-                                                       : select_kernel<true, false>(args.a_format, args.b_format);
-  status = sm90::kernel_has_sm90a_image(kernel, block_scales ? kStaticSharedBytesWithScales : kStaticSharedBytes);
+  const KernelFunction kernel = args.fast_accumulation ? select_kernel<T, false, false>(args.a_format, args.b_format)
+                                : block_scales         ? select_kernel<T, true, true>(args.a_format, args.b_format)
+                                                       : select_kernel<T, true, false>(args.a_format, args.b_format);
+  status = sm90::kernel_has_sm90a_image(kernel, block_scales ? T::kStaticSharedBytesWithScales : T::kStaticSharedBytes);
   if (!status.ok()) return status;
-  const cudaError_t err =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kDynamicSharedBytes));
+  const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(T::kDynamicSharedBytes));
   if (err != cudaSuccess) {
     cudaGetLastError();  // clear it: the error is reported here
     return Status::error(StatusCode::kRuntimeError, std::string("cannot reserve ") +
-                                                        std::to_string(kDynamicSharedBytes) +
+                                                        std::to_string(T::kDynamicSharedBytes) +
                                                         " bytes of shared memory: " + cudaGetErrorString(err));
   }
   // The kernel folds each block's amax into *d_amax with an atomic max.
@@ -670,8 +732,8 @@ Status launch_split_k(const GemmArgs& args) {
   // One block per (tile, slice); in the cluster form a tile's slices form one cluster.
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(static_cast<unsigned>(plan.tiles * plan.slices));
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = kDynamicSharedBytes;
+  config.blockDim = dim3(T::kThreads);
+  config.dynamicSmemBytes = T::kDynamicSharedBytes;
   config.stream = args.stream;
   cudaLaunchAttribute cluster;
   cluster.id = cudaLaunchAttributeClusterDimension;
@@ -688,6 +750,13 @@ Status launch_split_k(const GemmArgs& args) {
                                                         " slices failed: " + cudaGetErrorString(launched));
   }
   return status_from_launch();
+}
+
+Status launch_split_k(const GemmArgs& args) {
+  const Status status = sm90::require_sm90a_gpu();
+  if (!status.ok()) return status;
+  const SplitPlan plan = plan_split(args);
+  return plan.small_tile ? launch_with_tile<SmallTile>(args, plan) : launch_with_tile<LargeTile>(args, plan);
 }
 
 }  // namespace
