@@ -83,9 +83,10 @@ void print_usage() {
       "                         the unfused baseline (a step's plain GEMM into FP32, then the epilogue\n"
       "                         as a kernel of its own, timed together); names\n"
       "                         <contender>/<M>x<N>x<K>/<scales>/<epilogue>/<out>\n"
-      "  --split_k_variants     also run each step that splits K unsplit (<step>_split1) and with each\n"
-      "                         other reduction form it offers, at its own slice count\n"
-      "                         (<step>_workspace): what splitting gains, and what each form costs\n\n"
+      "  --split_k_variants     also run each step that splits K unsplit (<step>_split1) and in each\n"
+      "                         reduction form it offers, forced, at its own slice count\n"
+      "                         (<step>_cluster, <step>_workspace): what splitting gains, and what\n"
+      "                         each form costs\n\n"
       "Results as JSON: --benchmark_out=FILE --benchmark_out_format=json\n"
       "Exit status: 0 ok, 1 a case hit a runtime error or a step was refused, 3 no GPU, 4 bad usage.\n\n",
       kRepetitions, kMinTimeSeconds);
@@ -139,7 +140,7 @@ bool parse_options(int argc, char** argv, Options* options) {
 /// cuBLASLt in both modes first (every later case's pct_of_cublaslt refers
 /// to the first), then each step, and each tensor-core step again with fast
 /// accumulation; with --split_k_variants, a step that splits K also unsplit
-/// and in each reduction form it offers besides its own.
+/// and in each reduction form it offers, forced (the step itself chooses one).
 std::vector<Contender> contenders_of(const Options& options) {
   std::vector<Contender> contenders = {{nullptr, false}, {nullptr, true}};
   for (const StepInfo* step : options.steps) {
@@ -150,9 +151,8 @@ std::vector<Contender> contenders_of(const Options& options) {
     unsplit.split_k = 1;
     contenders.push_back(unsplit);
     const uint32_t forms = step->constraints.split_k_reductions;
-    const uint32_t own_form = forms & (~forms + 1u);  // the lowest bit: what <step> itself runs
     for (int r = 1; r < kNumSplitKReductions; ++r) {
-      if ((forms >> r & 1u) == 0 || (1u << r) == own_form) continue;
+      if ((forms >> r & 1u) == 0) continue;
       Contender form{step, false};
       form.split_k_reduction = static_cast<SplitKReduction>(r);
       contenders.push_back(form);

@@ -292,13 +292,11 @@ std::vector<SplitKCase> split_k_cases() {
       if (std::find(names.begin(), names.end(), v.name) == names.end() || !accepts(step.constraints, v)) continue;
       for (GemmShape shape : split_shapes) {
         shape.d_type = v.out;
-        for (int split_k : {0, 2, 3, step.constraints.max_split_k}) cases.push_back({{step, v, shape}, split_k});
-        // Each form the step lists beside its own, at two slice counts.
-        for (int r = 2; r < kNumSplitKReductions; ++r) {
-          if ((step.constraints.split_k_reductions >> r & 1u) == 0 ||
-              (step.constraints.split_k_reductions & ((1u << r) - 1)) == 0) {
-            continue;  // not listed, or the step's own (lowest) form, run above
-          }
+        for (int split_k : {0, 3}) cases.push_back({{step, v, shape}, split_k});  // the step's choice of form
+        // Each form the step lists, forced, at two slice counts (the step
+        // chooses a form for the cases above).
+        for (int r = 1; r < kNumSplitKReductions; ++r) {
+          if ((step.constraints.split_k_reductions >> r & 1u) == 0) continue;
           for (int split_k : {2, step.constraints.max_split_k}) {
             cases.push_back({{step, v, shape}, split_k, static_cast<SplitKReduction>(r)});
           }

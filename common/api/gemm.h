@@ -226,8 +226,9 @@ struct GemmArgs {
   /// refuses a value above 1.
   int split_k = 0;
   /// How the slices are added (a step refuses a form it does not list in
-  /// StepConstraints::split_k_reductions). The workspace form keeps its
-  /// buffer inside the step, one per process: run one such GEMM at a time.
+  /// StepConstraints::split_k_reductions; kAuto: the step chooses). The
+  /// workspace form keeps its buffer inside the step, one per device and
+  /// stream: GEMMs on one stream run one after another, so they never share it.
   SplitKReduction split_k_reduction = SplitKReduction::kAuto;
 
   cudaStream_t stream = nullptr;  ///< Stream the kernel is launched on.

@@ -37,8 +37,8 @@ struct StepConstraints {
   uint32_t epilogue = 0;
   /// The most K slices GemmArgs::split_k may ask for (1: the step does not split K).
   int max_split_k = 1;
-  /// Bit i set: SplitKReduction(i) may be asked for (kAuto always may); the
-  /// lowest set bit is the step's own choice.
+  /// Bit i set: SplitKReduction(i) may be asked for. kAuto always may: the
+  /// step then chooses per launch (StepInfo::describe_launch says which).
   uint32_t split_k_reductions = 0;
 };
 

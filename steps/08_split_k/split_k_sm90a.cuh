@@ -1,32 +1,39 @@
 // Step 08 (Hopper) — split-K: when the output tiles do not fill the GPU,
 // each tile's K is cut into slices, summed by blocks of their own, and the
-// partial sums are added in the shared memory of a thread-block cluster.
+// partial sums are added in a fixed order, in one kernel.
 //
-// The kernel is step 07's (the TMA ring, two consumer warpgroups on wgmma,
-// block scales at each promotion, the fused epilogue). At a decode shape such
-// as 64 x 2112 x 7168 it has 17 output tiles of 128 x 128 for 132 SMs: 115
-// SMs idle while 17 stream all of B. Here the grid has `slices` blocks per
-// tile, one cluster of them along K:
+// The kernel is step 07's (the TMA ring, consumer warpgroups on wgmma, block
+// scales at each promotion, the fused epilogue). At a decode shape such as
+// 64 x 2112 x 7168 step 07 has 17 output tiles of 128 x 128 for 132 SMs: 115
+// SMs idle while 17 stream all of B. Two changes fill the GPU:
 //
-//   block (tile, s) sums K blocks k_slice(k_blocks, slices, s) of its tile
-//     (common/device/split_k.h) into FP32, exactly as step 07 sums all of
-//     them (block scales included: a slice is whole K blocks);
-//   it writes that partial tile into its own shared memory (the ring is idle
-//     once the mainloop is done), and the cluster meets at a barrier;
-//   block s then owns rows slice_rows(128, slices, s) of the tile (about
-//     128 / slices of them): it reads them from every block of the cluster
-//     (distributed shared memory, common/sm90/cluster.cuh), adds the partials
-//     in slice order
-//     0, 1, 2, ... — the same order in every run, so D is the same bit for
-//     bit — and runs the epilogue on the sums once: scales constant along K,
-//     bias, activation, D's type, amax;
-//   a second barrier keeps each block alive until the others have read it.
+// Small tiles for small M. For M <= 64 the tile is 64 x 64 (struct Tile: one
+// consumer warpgroup, wgmma.m64n64k32), so the tensor cores do not multiply
+// the 64 rows past M that a 128-row tile would, and 64 x 2112 has 33 tiles.
 //
-// One kernel, no workspace in global memory, no atomics on D. The other form
-// (GemmArgs::split_k_reduction = kWorkspace, gather_in_workspace) writes the
-// partials to global memory instead and lets the block that finishes its tile
-// last add them, in the same order, and run step 07's epilogue. With one
-// slice (the heuristic's choice when the tiles fill the GPU) it is step 07.
+// Split-K. The grid has `slices` blocks per tile; block (tile, s) sums K
+// blocks k_slice(k_blocks, slices, s) of its tile (common/device/split_k.h)
+// into FP32, exactly as step 07 sums all of them (block scales included: a
+// slice is whole K blocks). The partial sums are then added in slice order,
+// 0, 1, 2, ... — the same order in every run, so D is the same bit for bit —
+// and the epilogue runs once, on the sums. Two forms of that reduction:
+//
+//   workspace (the default, gather_in_workspace): each block writes its
+//     partial tile into a buffer in global memory and counts itself in on
+//     the tile's counter; the block that arrives last adds every slice's
+//     partials and runs step 07's epilogue with its TMA store;
+//   cluster (GemmArgs::split_k_reduction = kCluster, split_k_epilogue): a
+//     tile's blocks form one thread-block cluster; each writes its partial
+//     tile into its own shared memory (the ring is idle once the mainloop is
+//     done), the cluster meets at a barrier, block s adds rows
+//     slice_rows(kBlockM, slices, s) of every block's partial (distributed
+//     shared memory, common/sm90/cluster.cuh) and runs the epilogue on them;
+//     a second barrier keeps each block alive until the others have read it.
+//     No workspace, but every cluster must be resident at once (fewer slices
+//     where they do not fit), and the rows leave through scalar stores.
+//
+// No atomics on D. With one slice (the heuristic's choice when the tiles fill
+// the GPU) it is step 07.
 //
 // Requires sm_90a; the chapter (README.md) explains every piece.
 //
@@ -38,7 +45,10 @@
 #include <cuda_fp8.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <type_traits>
+#include <utility>
 
 #include "common/device/amax.cuh"
 #include "common/device/epilogue.h"
@@ -61,11 +71,12 @@ constexpr uint32_t kRingBytes = 192 * 1024;  // the shared-memory ring: as many 
 // 16-byte boundaries) or straight from the registers (false); the chapter
 // measures both.
 constexpr bool kStoreThroughTma = true;
-// Split-K: at most 8 slices (the largest portable cluster), and at least 4 K
-// blocks per slice when the heuristic chooses (a slice must amortize filling
-// the ring and writing its partial).
+// Split-K: at most 8 slices (the largest portable cluster), and at least 12
+// K blocks per slice when the heuristic chooses (a slice must amortize filling
+// the ring and writing its partial: with 4, 128 x 7168 x 2048 split in two ran
+// at 0.6x unsplit; the chapter has the measurements).
 constexpr int kMaxSlices = 8;
-constexpr int kMinKBlocksPerSlice = 4;
+constexpr int kMinKBlocksPerSlice = 12;
 // Small M (decode): at most this many rows of D get the small tile, 64 rows
 // (one consumer warpgroup, no wgmma on rows past M) by kSmallTileN columns
 // (more tiles of the few rows: more blocks stream B before K is split).
@@ -220,8 +231,10 @@ __device__ __forceinline__ bool gather_in_workspace(float (&partial)[T::kAccumul
 #endif
 
 // kBlockScales: A has 1 x 128 or B has 128 x 128 scales, applied at each
-// promotion (so kPromote is true).
-template <class T, Fp8Format kFormatA, Fp8Format kFormatB, bool kPromote, bool kBlockScales>
+// promotion (so kPromote is true). kSplit: the grid splits K (slices > 1);
+// without it the kernel has no split-K code at all, and is step 07's
+// (measured: the unused reductions, compiled in, cost the 4096^3 GEMM 7 %).
+template <class T, Fp8Format kFormatA, Fp8Format kFormatB, bool kPromote, bool kBlockScales, bool kSplit>
 __global__ void __launch_bounds__(T::kThreads, 1)
     wgmma_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
                           const __grid_constant__ CUtensorMap tensor_map_b,
@@ -333,7 +346,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         }
       }
     }
-    if (slices > 1 && reduce_in_cluster) {
+    if (kSplit && reduce_in_cluster) {
       // The cluster's barriers count every thread of every block: the
       // producer warpgroup meets the consumers at both (see split_k_epilogue).
       cluster_sync();
@@ -415,25 +428,27 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     fence_registers(accum);
   }
 
-  if (slices > 1 && !reduce_in_cluster) {  // ---- split-K, workspace form: the last block goes on
-    __shared__ bool last_block;
-    bool last;
-    if constexpr (kPromote) {
-      last = gather_in_workspace<T>(total, workspace, counters, tile, slices, slice, &last_block);
-    } else {
-      last = gather_in_workspace<T>(accum, workspace, counters, tile, slices, slice, &last_block);
+  if constexpr (kSplit) {
+    if (!reduce_in_cluster) {  // ---- split-K, workspace form: the last block goes on
+      __shared__ bool last_block;
+      bool last;
+      if constexpr (kPromote) {
+        last = gather_in_workspace<T>(total, workspace, counters, tile, slices, slice, &last_block);
+      } else {
+        last = gather_in_workspace<T>(accum, workspace, counters, tile, slices, slice, &last_block);
+      }
+      if (!last) return;  // the same for the whole block
+    } else {              // ---- split-K: the cluster adds the partials, then the epilogue
+      const int row_in_tile = row0 - m_block * kBlockM;
+      float amax;
+      if constexpr (kPromote) {
+        amax = split_k_epilogue<T>(total, args, tiles_start, slices, slice, m_block, n_block, row_in_tile);
+      } else {
+        amax = split_k_epilogue<T>(accum, args, tiles_start, slices, slice, m_block, n_block, row_in_tile);
+      }
+      if (args.d_amax != nullptr) block_amax_to_global(amax, amax_scratch, kConsumerWarps, kAmaxBarrier, args.d_amax);
+      return;
     }
-    if (!last) return;      // the same for the whole block
-  } else if (slices > 1) {  // ---- split-K: the cluster adds the partials, then the epilogue
-    const int row_in_tile = row0 - m_block * kBlockM;
-    float amax;
-    if constexpr (kPromote) {
-      amax = split_k_epilogue<T>(total, args, tiles_start, slices, slice, m_block, n_block, row_in_tile);
-    } else {
-      amax = split_k_epilogue<T>(accum, args, tiles_start, slices, slice, m_block, n_block, row_in_tile);
-    }
-    if (args.d_amax != nullptr) block_amax_to_global(amax, amax_scratch, kConsumerWarps, kAmaxBarrier, args.d_amax);
-    return;
   }
 
   // ---- epilogue: this thread's columns of the fragment (see common/sm90/wgmma.cuh).
@@ -491,17 +506,25 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, GemmArgs, bool, int, bool,
                                 float*, unsigned*);
 
-// The kernel for one tile shape, pair of formats (e4m3 or e5m2 each) and
-// accumulation mode.
+// The kernel for one tile shape, pair of formats (e4m3 or e5m2 each),
+// accumulation mode, and split or not.
 template <class T, bool kPromote, bool kBlockScales>
-KernelFunction select_kernel(Fp8Format a, Fp8Format b) {
+KernelFunction select_kernel(Fp8Format a, Fp8Format b, bool split) {
   constexpr Fp8Format kE4 = Fp8Format::kE4M3, kE5 = Fp8Format::kE5M2;
-  if (a == kE4) {
-    return b == kE4 ? wgmma_fp8_gemm_kernel<T, kE4, kE4, kPromote, kBlockScales>
-                    : wgmma_fp8_gemm_kernel<T, kE4, kE5, kPromote, kBlockScales>;
+  if (a == kE4 && b == kE4) {
+    return split ? wgmma_fp8_gemm_kernel<T, kE4, kE4, kPromote, kBlockScales, true>
+                 : wgmma_fp8_gemm_kernel<T, kE4, kE4, kPromote, kBlockScales, false>;
   }
-  return b == kE4 ? wgmma_fp8_gemm_kernel<T, kE5, kE4, kPromote, kBlockScales>
-                  : wgmma_fp8_gemm_kernel<T, kE5, kE5, kPromote, kBlockScales>;
+  if (a == kE4) {
+    return split ? wgmma_fp8_gemm_kernel<T, kE4, kE5, kPromote, kBlockScales, true>
+                 : wgmma_fp8_gemm_kernel<T, kE4, kE5, kPromote, kBlockScales, false>;
+  }
+  if (b == kE4) {
+    return split ? wgmma_fp8_gemm_kernel<T, kE5, kE4, kPromote, kBlockScales, true>
+                 : wgmma_fp8_gemm_kernel<T, kE5, kE4, kPromote, kBlockScales, false>;
+  }
+  return split ? wgmma_fp8_gemm_kernel<T, kE5, kE5, kPromote, kBlockScales, true>
+               : wgmma_fp8_gemm_kernel<T, kE5, kE5, kPromote, kBlockScales, false>;
 }
 
 // How many clusters of `slices` blocks of tile shape T the GPU runs at once.
@@ -515,7 +538,7 @@ int max_active_clusters(int slices) {
   static int cache[kMaxSlices + 1] = {};
   if (slices < 1 || slices > kMaxSlices) return 0;
   if (cache[slices] == 0) {
-    const KernelFunction kernel = select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3);
+    const KernelFunction kernel = select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, true);
     cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(T::kDynamicSharedBytes));
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(static_cast<unsigned>(slices));
@@ -576,7 +599,7 @@ SplitPlan plan_split_with(const GemmArgs& args) {
   plan.tile_n = T::kBlockN;
   plan.tiles = ((args.m + T::kBlockM - 1) / T::kBlockM) * ((args.n + T::kBlockN - 1) / T::kBlockN);
   plan.k_blocks = static_cast<int>((args.k + kBlockK - 1) / kBlockK);
-  plan.in_cluster = args.split_k_reduction != SplitKReduction::kWorkspace;
+  plan.in_cluster = args.split_k_reduction == SplitKReduction::kCluster;  // kAuto: the workspace form
   const std::string tiles =
       std::to_string(plan.tiles) + " tiles of " + std::to_string(T::kBlockM) + " x " + std::to_string(T::kBlockN);
   if (args.split_k > 0) {
@@ -618,38 +641,50 @@ std::string describe_split_k_launch(const GemmArgs& args) {
          (plan.slices > 1 ? plan.in_cluster ? ", added in a cluster" : ", added in a workspace" : "");
 }
 
-// The workspace form's buffer and the tiles' counters, allocated on first
-// use and grown when a GEMM needs more; the counters start at zero and every
-// launch leaves them at zero. One per process, for the current device: one
-// split GEMM in the workspace form at a time.
-Status split_k_workspace(size_t floats, size_t tiles, float** workspace, unsigned** counters) {
-  static float* buffer = nullptr;
-  static size_t buffer_floats = 0;
-  static unsigned* counts = nullptr;
-  static size_t counts_size = 0;
-  if (floats > buffer_floats) {
-    if (buffer != nullptr) cudaFree(buffer);
-    buffer = nullptr;
-    buffer_floats = 0;
-    if (cudaMalloc(&buffer, floats * sizeof(float)) != cudaSuccess) {
+// The workspace form's buffer and the tiles' counters, one pair per device
+// and stream, allocated on first use and grown when a GEMM needs more. GEMMs
+// on one stream run one after another, so they never share them; the
+// counters are cleared on the stream when allocated, and every launch leaves
+// them at zero. (Growing frees the old buffer: cudaFree waits for the GPU.)
+Status split_k_workspace(cudaStream_t stream, size_t floats, size_t tiles, float** workspace, unsigned** counters) {
+  struct Buffers {
+    float* sums = nullptr;
+    size_t floats = 0;
+    unsigned* counts = nullptr;
+    size_t tiles = 0;
+  };
+  static std::mutex mutex;
+  static std::map<std::pair<int, cudaStream_t>, Buffers> per_stream;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return Status::error(StatusCode::kRuntimeError, "no current device for the split-K workspace");
+  }
+  const std::lock_guard<std::mutex> lock(mutex);
+  Buffers& b = per_stream[{device, stream}];
+  if (floats > b.floats) {
+    if (b.sums != nullptr) cudaFree(b.sums);
+    b.sums = nullptr;
+    b.floats = 0;
+    if (cudaMalloc(&b.sums, floats * sizeof(float)) != cudaSuccess) {
       cudaGetLastError();
       return Status::error(StatusCode::kRuntimeError, "cannot allocate the split-K workspace");
     }
-    buffer_floats = floats;
+    b.floats = floats;
   }
-  if (tiles > counts_size) {
-    if (counts != nullptr) cudaFree(counts);
-    counts = nullptr;
-    counts_size = 0;
-    if (cudaMalloc(&counts, tiles * sizeof(unsigned)) != cudaSuccess ||
-        cudaMemset(counts, 0, tiles * sizeof(unsigned)) != cudaSuccess) {
+  if (tiles > b.tiles) {
+    if (b.counts != nullptr) cudaFree(b.counts);
+    b.counts = nullptr;
+    b.tiles = 0;
+    if (cudaMalloc(&b.counts, tiles * sizeof(unsigned)) != cudaSuccess ||
+        cudaMemsetAsync(b.counts, 0, tiles * sizeof(unsigned), stream) != cudaSuccess) {
       cudaGetLastError();
       return Status::error(StatusCode::kRuntimeError, "cannot allocate the split-K counters");
     }
-    counts_size = tiles;
+    b.tiles = tiles;
   }
-  *workspace = buffer;
-  *counters = counts;
+  *workspace = b.sums;
+  *counters = b.counts;
   return Status::success();
 }
 
@@ -699,9 +734,11 @@ Status launch_with_tile(const GemmArgs& args, const SplitPlan& plan) {
     return Status::error(StatusCode::kNotSupported,
                          "1x128 or 128x128 scales need promotion: fast accumulation has no place to apply them");
   }
-  const KernelFunction kernel = args.fast_accumulation ? select_kernel<T, false, false>(args.a_format, args.b_format)
-                                : block_scales         ? select_kernel<T, true, true>(args.a_format, args.b_format)
-                                                       : select_kernel<T, true, false>(args.a_format, args.b_format);
+  const bool split = plan.slices > 1;
+  const KernelFunction kernel = args.fast_accumulation
+                                    ? select_kernel<T, false, false>(args.a_format, args.b_format, split)
+                                : block_scales ? select_kernel<T, true, true>(args.a_format, args.b_format, split)
+                                               : select_kernel<T, true, false>(args.a_format, args.b_format, split);
   status = sm90::kernel_has_sm90a_image(kernel, block_scales ? T::kStaticSharedBytesWithScales : T::kStaticSharedBytes);
   if (!status.ok()) return status;
   const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -725,7 +762,7 @@ Status launch_with_tile(const GemmArgs& args, const SplitPlan& plan) {
   unsigned* counters = nullptr;
   if (plan.slices > 1 && !plan.in_cluster) {
     constexpr size_t kSumsPerBlock = size_t{kBlockM} * kBlockN;  // one FP32 sum per element of the tile
-    status = split_k_workspace(static_cast<size_t>(plan.tiles * plan.slices) * kSumsPerBlock,
+    status = split_k_workspace(args.stream, static_cast<size_t>(plan.tiles * plan.slices) * kSumsPerBlock,
                                static_cast<size_t>(plan.tiles), &workspace, &counters);
     if (!status.ok()) return status;
   }

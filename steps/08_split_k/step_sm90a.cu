@@ -14,7 +14,7 @@ constexpr uint32_t bit(OutputType t) { return 1u << static_cast<int>(t); }
 
 // Step 07's constraints (wgmma's OCP formats, TMA rows on 16-byte boundaries,
 // every scale granularity, the fused epilogue), and K split into up to
-// kMaxSlices slices, added in a cluster (the default) or in a workspace.
+// kMaxSlices slices, added in a workspace (the default) or in a cluster.
 constexpr StepConstraints kConstraints{
     /*m_multiple=*/1,
     /*n_multiple=*/1,
@@ -38,7 +38,7 @@ constexpr StepConstraints kConstraints{
 
 // wgmma and clusters exist on sm_90a only, whose code runs on compute
 // capability 9.0 and no other GPU.
-FP8GEMM_REGISTER_STEP("Split-K: a cluster of blocks along K per output tile, partials added in shared memory",
+FP8GEMM_REGISTER_STEP("Split-K: 64 x 64 tiles for small M, K cut into slices, partials added in a fixed order",
                       fp8gemm::launch_split_k, fp8gemm::kConstraints, fp8gemm::Accumulation::kTensorCorePromoted,
                       fp8gemm::StepOptions{/*required_compute_capability=*/90, /*extra_must_run=*/{},
                                            /*describe_launch=*/fp8gemm::describe_split_k_launch});
