@@ -614,9 +614,52 @@ def ratios_table(keys):
         body.append(row)
     return markdown_table(header, body, "ll" + "r" * (len(header) - 2)) + ["", source_line(files, contexts, keys)]
 
+def split_k_table(keys):
+    """A row per shape for a split-K step: its time (the step's own choice of tile, slices and
+    form, from the case's label), % of cuBLASLt, GB/s and % of the measured HBM copy bandwidth,
+    then the time unsplit and in each reduction form forced (fp8gemm_bench --split_k_variants),
+    and cuBLASLt's."""
+    rows, files, contexts = load_benchmark(keys)
+    step = resolve_steps(keys, rows)[0]
+    shapes = selected_shapes(keys, benchmark_json.shapes(rows))
+
+    def micros(contender, shape):
+        row = rows.get((contender, shape))
+        if row is None:
+            return DASH
+        seconds = float(row["real_time"]) * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[row.get("time_unit", "ms")]
+        return f"{seconds * 1e6:.1f}"
+
+    def choice(shape):
+        label = rows.get((step, shape), {}).get("label", "")
+        if not label.startswith("split_k "):
+            return DASH
+        slices = label.split()[1]
+        tile = re.search(r"tiles of (\d+) x (\d+)", label)
+        form = "workspace" if "in a workspace" in label else "cluster" if "in a cluster" in label else ""
+        return (f"{tile.group(1)}×{tile.group(2)}, " if tile else "") + f"{slices}" + (f" {form}" if form else "")
+
+    def counter(shape, name, digits):
+        row = rows.get((step, shape))
+        return DASH if row is None or name not in row else f"{float(row[name]):.{digits}f}"
+
+    header = [
+        "shape", f"{step_label(step)} µs", "tile, slices, form", "% of cuBLASLt", "GB/s", "% of HBM copy",
+        "unsplit µs", "cluster µs", "workspace µs", "cuBLASLt µs"]
+    body = []
+    for shape in shapes:
+        body.append([
+            shape_text(shape), micros(step, shape), choice(shape),
+            percent_text(benchmark_json.pct_of_cublaslt(rows, step, shape)), counter(shape, "GBps", 0),
+            counter(shape, "pct_of_hbm_copy", 1), micros(step + "_split1", shape), micros(step + "_cluster", shape),
+            micros(step + "_workspace", shape), micros(CUBLASLT, shape)])
+    return markdown_table(header, body, "l" + "r" * (len(header) - 1)) + ["", source_line(files, contexts, keys)]
+
+
 KINDS = {"ladder": ladder_table, "shapes": shapes_table, "fast": fast_table, "sweep": sweep_table,
          "counters": counters_table, "constraints": constraints_table, "calibration": calibration_table,
-         "epilogue": epilogue_table, "builds": builds_table, "ratios": ratios_table}
+         "epilogue": epilogue_table, "builds": builds_table, "ratios": ratios_table,
+         "splitk": split_k_table}
 
 
 def generate(spec):

@@ -2,7 +2,8 @@
 # Installs the build into a scratch prefix (cmake --install), then builds and
 # runs tests/install/consumer against it, as a user's project would use the
 # package: find_package(fp8gemm), fp8gemm::fp8gemm. Passes when the consumer
-# lists every step the build's own `fp8gemm --list=json` lists.
+# lists every step the build's own `fp8gemm --list=json` lists, and its
+# run_gemm runs one GEMM exactly (or says it was skipped: no GPU).
 #
 # Usage: check_install.sh BUILD_DIR CMAKE GENERATOR MAKE_PROGRAM CXX_COMPILER
 # Exit status: 0 pass, 1 fail.
@@ -30,3 +31,10 @@ if [[ "$expected" != "$listed" ]]; then
   exit 1
 fi
 echo "check_install: the installed package builds a consumer that lists all $(echo "$listed" | wc -l) steps"
+# One GEMM through the package: exact, or skipped (77) without a GPU.
+status=0
+"$scratch/consumer/run_gemm" || status=$?
+if [[ $status -ne 0 && $status -ne 77 ]]; then
+  echo "run_gemm failed (exit status $status)"
+  exit 1
+fi
