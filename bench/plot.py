@@ -108,7 +108,7 @@ def plot_roofline(results, context, path):
     cases = [(c, s) for (c, s) in results if "/" not in s]
     if not bandwidth or not peak or not cases:
         return False
-    fig, ax = plt.subplots(figsize=(8.0, 5.5))
+    fig, ax = plt.subplots(figsize=(10.5, 5.5))
     intensities = [arithmetic_intensity(s) for _, s in cases]
     x = [min(intensities) / 2, max(intensities) * 2]
     ridge = peak * 1e3 / bandwidth  # FLOP per byte where the roofs meet
@@ -116,24 +116,29 @@ def plot_roofline(results, context, path):
     ax.plot(roof_x, [min(peak, v * bandwidth * 1e-3) for v in roof_x], color="black",
             label=f"roof: {peak:.0f} TFLOP/s, {bandwidth:.0f} GB/s (measured copy)")
     names = {contender for contender, _ in results}
-    colors = {}
-    for index, contender in enumerate(benchmark_json.contenders(results)):
-        colors[contender] = BASELINE_STYLE[contender][0] if contender in BASELINE_STYLE else \
-            plt.get_cmap("tab10")(index % 10)
-    for contender in benchmark_json.contenders(results):
-        if benchmark_json.is_fast_variant(contender, names):
-            continue
+    # One colour per plotted contender (the `_fast` modes are left out), the
+    # baselines in their own; markers cycle too, so that no two steps look alike.
+    shown = [c for c in benchmark_json.contenders(results) if not benchmark_json.is_fast_variant(c, names)]
+    markers = "osD^vP*X"
+    steps_shown = [c for c in shown if c not in BASELINE_STYLE]
+    for contender in shown:
         points = [(arithmetic_intensity(s), results[(contender, s)]) for (c, s) in cases if c == contender]
-        if points:
-            ax.scatter([p[0] for p in points], [p[1] for p in points], color=colors[contender], label=contender,
-                       s=20, zorder=3)
+        if not points:
+            continue
+        if contender in BASELINE_STYLE:
+            color, marker = BASELINE_STYLE[contender][0], "_"
+        else:
+            index = steps_shown.index(contender)
+            color, marker = plt.get_cmap("tab10")(index % 10), markers[index % len(markers)]
+        ax.scatter([p[0] for p in points], [p[1] for p in points], color=color, marker=marker, label=contender,
+                   s=36 if marker != "_" else 120, zorder=3)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity: FLOP per byte of A, B and D")
     ax.set_ylabel("TFLOP/s")
     ax.set_title(f"Roofline, e4m3, BF16 out — {benchmark_json.describe_context(context)}")
     ax.grid(True, which="both", alpha=0.2)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the points, never on them
     fig.tight_layout()
     fig.savefig(path, dpi=150)
     plt.close(fig)
