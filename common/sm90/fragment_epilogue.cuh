@@ -184,7 +184,10 @@ inline constexpr uint32_t kTmaStoreBoxBytes = 64 * 128;
 /// `first_box + b * box_stride`, 1024-byte aligned: the kernels reuse the
 /// warpgroup's share of the A tiles of stages 0, 1, ..., idle once the
 /// mainloop is over. kBlockN * sizeof(D's element) must be a multiple of 128.
-template <OutputType kOut, int kBlockN>
+/// kWaitForRead: the issuing thread waits until the TMA has read the boxes
+/// (the block may then exit or overwrite them); a persistent kernel passes
+/// false and waits only before it writes the boxes again.
+template <OutputType kOut, int kBlockN, bool kWaitForRead = true>
 __device__ __forceinline__ void store_tile_through_tma(const float (&y)[kBlockN / 2], const GemmArgs& args,
                                                        const CUtensorMap* map_d, uint32_t first_box,
                                                        uint32_t box_stride, int barrier, int tile_row, int tile_col,
@@ -244,21 +247,22 @@ __device__ __forceinline__ void store_tile_through_tma(const float (&y)[kBlockN 
       tma_store_2d(map_d, box_address(box), tile_col + box * kBoxColumns, tile_row);
     }
     tma_store_commit_group();
-    tma_store_wait_read();  // the block must not exit while the TMA still reads its shared memory
+    if constexpr (kWaitForRead) tma_store_wait_read();  // the block must not exit while the TMA still reads
   }
 }
 
 /// The warpgroup's part of D, through the TMA where the launcher allows it
-/// (see store_tile_through_tma() for the boxes), else straight from the registers.
-template <OutputType kOut, int kBlockN>
+/// (see store_tile_through_tma() for the boxes and kWaitForRead), else
+/// straight from the registers.
+template <OutputType kOut, int kBlockN, bool kWaitForRead = true>
 __device__ __forceinline__ void store_tile(const float (&y)[kBlockN / 2], const GemmArgs& args, bool store_through_tma,
                                            const CUtensorMap* map_d, uint32_t first_box, uint32_t box_stride,
                                            int barrier, int tile_row, int tile_col, int row0, int col0,
                                            float inverse_d_scale) {
   if constexpr (kTmaStoreBoxes<kOut, kBlockN> * 128 == kBlockN * static_cast<int>(sizeof(OutputElement<kOut>))) {
     if (store_through_tma) {
-      store_tile_through_tma<kOut, kBlockN>(y, args, map_d, first_box, box_stride, barrier, tile_row, tile_col,
-                                            inverse_d_scale);
+      store_tile_through_tma<kOut, kBlockN, kWaitForRead>(y, args, map_d, first_box, box_stride, barrier, tile_row,
+                                                          tile_col, inverse_d_scale);
       return;
     }
   }
