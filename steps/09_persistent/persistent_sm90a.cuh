@@ -74,8 +74,9 @@ constexpr int kMinKBlocksPerSlice = 12;
 constexpr int kSmallTileMaxM = 64;
 constexpr int kSmallTileN = 64;
 // The grouped order: 8 rows of tiles per group. A wave of 132 blocks then
-// covers 8 rows x about 16 columns of 128 x 128 tiles: 8 tiles of A and 16
-// of B per K block in the L2, instead of 1 of A and 132 of B.
+// covers 8 rows x about 17 columns of 128 x 128 tiles: 8 tiles of A and 17
+// of B per K block in the L2, where walking down M first (steps 05-08) has
+// a wave at 8192^3 read 64 of A and 3 of B.
 constexpr int kGroupRows = 8;
 
 // A tile shape of D and everything that follows from it (step 08's, with the
