@@ -1,6 +1,9 @@
 #include "common/device/launch.h"
 
+#include <map>
+#include <mutex>
 #include <sstream>
+#include <utility>
 
 namespace fp8gemm {
 
@@ -20,6 +23,63 @@ Status status_from_launch(const char* context) {
   }
   msg << cudaGetErrorString(err);
   return Status::error(StatusCode::kRuntimeError, msg.str());
+}
+
+int sm_count_of_current_device() {
+  static int counts[64] = {};
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) {
+    cudaGetLastError();
+    return 0;
+  }
+  if (counts[device] == 0 &&
+      cudaDeviceGetAttribute(&counts[device], cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    cudaGetLastError();
+    counts[device] = 0;
+  }
+  return counts[device];
+}
+
+Status split_k_workspace(cudaStream_t stream, size_t floats, size_t tiles, float** workspace, unsigned** counters) {
+  struct Buffers {
+    float* sums = nullptr;
+    size_t floats = 0;
+    unsigned* counts = nullptr;
+    size_t tiles = 0;
+  };
+  static std::mutex mutex;
+  static std::map<std::pair<int, cudaStream_t>, Buffers> per_stream;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return Status::error(StatusCode::kRuntimeError, "no current device for the split-K workspace");
+  }
+  const std::lock_guard<std::mutex> lock(mutex);
+  Buffers& b = per_stream[{device, stream}];
+  if (floats > b.floats) {
+    if (b.sums != nullptr) cudaFree(b.sums);
+    b.sums = nullptr;
+    b.floats = 0;
+    if (cudaMalloc(reinterpret_cast<void**>(&b.sums), floats * sizeof(float)) != cudaSuccess) {
+      cudaGetLastError();
+      return Status::error(StatusCode::kRuntimeError, "cannot allocate the split-K workspace");
+    }
+    b.floats = floats;
+  }
+  if (tiles > b.tiles) {
+    if (b.counts != nullptr) cudaFree(b.counts);
+    b.counts = nullptr;
+    b.tiles = 0;
+    if (cudaMalloc(reinterpret_cast<void**>(&b.counts), tiles * sizeof(unsigned)) != cudaSuccess ||
+        cudaMemsetAsync(b.counts, 0, tiles * sizeof(unsigned), stream) != cudaSuccess) {
+      cudaGetLastError();
+      return Status::error(StatusCode::kRuntimeError, "cannot allocate the split-K counters");
+    }
+    b.tiles = tiles;
+  }
+  *workspace = b.sums;
+  *counters = b.counts;
+  return Status::success();
 }
 
 }  // namespace fp8gemm

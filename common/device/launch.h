@@ -2,6 +2,7 @@
 /// @brief Launch helpers shared by the steps' launchers.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "common/api/gemm.h"
@@ -27,6 +28,18 @@ inline bool output_rows_aligned(const GemmArgs& args, int64_t bytes) {
 /// kRuntimeError with the runtime's message. `context`, if not empty, starts
 /// the message (run_step() adds the step's folder itself).
 Status status_from_launch(const char* context = "");
+
+/// The SM count of the current device, asked of the driver once per device;
+/// 0 without a usable device.
+int sm_count_of_current_device();
+
+/// Split-K's workspace form (steps 08 on): a buffer of at least `floats`
+/// FP32 partial sums and `tiles` counters, one pair per device and stream,
+/// allocated on first use and grown when a GEMM needs more. GEMMs on one
+/// stream run one after another, so they never share them; the counters are
+/// cleared on `stream` when allocated, and every launch must leave them at
+/// zero. Growing frees the old buffer (cudaFree waits for the GPU).
+Status split_k_workspace(cudaStream_t stream, size_t floats, size_t tiles, float** workspace, unsigned** counters);
 
 /// A grid has at most this many blocks along y (and z); x allows 2^31 - 1.
 inline constexpr int64_t kMaxGridY = 65535;

@@ -18,10 +18,11 @@
 // 0, 1, 2, ... — the same order in every run, so D is the same bit for bit —
 // and the epilogue runs once, on the sums. Two forms of that reduction:
 //
-//   workspace (the default, gather_in_workspace): each block writes its
-//     partial tile into a buffer in global memory and counts itself in on
-//     the tile's counter; the block that arrives last adds every slice's
-//     partials and runs step 07's epilogue with its TMA store;
+//   workspace (the default; gather_in_workspace, common/sm90/
+//     split_k_gather.cuh): each block writes its partial tile into a buffer
+//     in global memory and counts itself in on the tile's counter; the block
+//     that arrives last adds every slice's partials and runs step 07's
+//     epilogue with its TMA store;
 //   cluster (GemmArgs::split_k_reduction = kCluster, split_k_epilogue): a
 //     tile's blocks form one thread-block cluster; each writes its partial
 //     tile into its own shared memory (the ring is idle once the mainloop is
@@ -45,19 +46,18 @@
 #include <cuda_fp8.h>
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <type_traits>
-#include <utility>
 
 #include "common/device/amax.cuh"
 #include "common/device/epilogue.h"
 #include "common/device/kernel.h"
+#include "common/device/launch.h"
 #include "common/device/operand_scales.h"
 #include "common/device/split_k.h"
 #include "common/sm90/cluster.cuh"
 #include "common/sm90/fragment_epilogue.cuh"
 #include "common/sm90/mbarrier.cuh"
+#include "common/sm90/split_k_gather.cuh"
 #include "common/sm90/tma.cuh"
 #include "common/sm90/wgmma.cuh"
 
@@ -194,40 +194,6 @@ __device__ __forceinline__ float split_k_epilogue(const float (&partial)[T::kAcc
   return amax;
 }
 
-// Split-K's other form, without a cluster: this block's partial sums into a
-// workspace in global memory (per tile and slice, value-major: value v of
-// every consumer thread together), then one atomic on the tile's counter.
-// The block that arrives last adds every slice's partials, its own included,
-// in slice order, into `partial`, resets the counter for the next launch, and
-// returns true: it runs the epilogue. The others return false and exit.
-// Every consumer thread calls it.
-template <class T>
-__device__ __forceinline__ bool gather_in_workspace(float (&partial)[T::kAccumulators], float* workspace,
-                                                    unsigned* counters, int64_t tile, int slices, int slice,
-                                                    bool* last_block) {
-  constexpr int kAccumulators = T::kAccumulators;
-  constexpr int kConsumerThreads = T::kConsumerWarpgroups * sm90::kWarpgroupThreads;
-  const auto slice_sums = [&](int s) {
-    return workspace + (tile * slices + s) * int64_t{kAccumulators} * kConsumerThreads;
-  };
-  float* mine = slice_sums(slice);
-#pragma unroll
-  for (int v = 0; v < kAccumulators; ++v) mine[v * kConsumerThreads + threadIdx.x] = partial[v];
-  __threadfence();  // the partials are visible on the whole GPU before the count says they are there
-  named_barrier_sync(kPartialBarrier, kConsumerThreads);
-  if (threadIdx.x == 0) *last_block = atomicAdd(&counters[tile], 1u) == static_cast<unsigned>(slices - 1);
-  named_barrier_sync(kPartialBarrier, kConsumerThreads);
-  if (!*last_block) return false;
-  __threadfence();  // and read after the count that said so
-#pragma unroll
-  for (int v = 0; v < kAccumulators; ++v) {
-    partial[v] = sum_slices_in_order<kMaxSlices>(slices, [&](int s) {
-      return slice_sums(s)[v * kConsumerThreads + threadIdx.x];
-    });
-  }
-  if (threadIdx.x == 0) counters[tile] = 0;  // ready for the next launch, which starts after this one ends
-  return true;
-}
 #endif
 
 // kBlockScales: A has 1 x 128 or B has 128 x 128 scales, applied at each
@@ -433,9 +399,11 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       __shared__ bool last_block;
       bool last;
       if constexpr (kPromote) {
-        last = gather_in_workspace<T>(total, workspace, counters, tile, slices, slice, &last_block);
+        last = gather_in_workspace<kAccumulators, kConsumerWarpgroups * kWarpgroupThreads, kMaxSlices>(
+            total, workspace, counters, tile, slices, slice, &last_block, kPartialBarrier);
       } else {
-        last = gather_in_workspace<T>(accum, workspace, counters, tile, slices, slice, &last_block);
+        last = gather_in_workspace<kAccumulators, kConsumerWarpgroups * kWarpgroupThreads, kMaxSlices>(
+            accum, workspace, counters, tile, slices, slice, &last_block, kPartialBarrier);
       }
       if (!last) return;  // the same for the whole block
     } else {              // ---- split-K: the cluster adds the partials, then the epilogue
@@ -561,22 +529,6 @@ int max_active_clusters(int slices) {
   return cache[slices] > 0 ? cache[slices] : 0;
 }
 
-// The SM count of the current device, asked of the driver once per device.
-int sm_count_of_current_device() {
-  static int counts[64] = {};
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) {
-    cudaGetLastError();
-    return 0;
-  }
-  if (counts[device] == 0 &&
-      cudaDeviceGetAttribute(&counts[device], cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-    cudaGetLastError();
-    counts[device] = 0;
-  }
-  return counts[device];
-}
-
 // The launch plan of a GEMM: its tile shape, slice count and why.
 struct SplitPlan {
   bool small_tile = false;  // SmallTile (M <= kSmallTileMaxM), else LargeTile
@@ -639,53 +591,6 @@ std::string describe_split_k_launch(const GemmArgs& args) {
   const SplitPlan plan = plan_split(args);
   return "split_k " + std::to_string(plan.slices) + " (" + plan.why + ")" +
          (plan.slices > 1 ? plan.in_cluster ? ", added in a cluster" : ", added in a workspace" : "");
-}
-
-// The workspace form's buffer and the tiles' counters, one pair per device
-// and stream, allocated on first use and grown when a GEMM needs more. GEMMs
-// on one stream run one after another, so they never share them; the
-// counters are cleared on the stream when allocated, and every launch leaves
-// them at zero. (Growing frees the old buffer: cudaFree waits for the GPU.)
-Status split_k_workspace(cudaStream_t stream, size_t floats, size_t tiles, float** workspace, unsigned** counters) {
-  struct Buffers {
-    float* sums = nullptr;
-    size_t floats = 0;
-    unsigned* counts = nullptr;
-    size_t tiles = 0;
-  };
-  static std::mutex mutex;
-  static std::map<std::pair<int, cudaStream_t>, Buffers> per_stream;
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    cudaGetLastError();
-    return Status::error(StatusCode::kRuntimeError, "no current device for the split-K workspace");
-  }
-  const std::lock_guard<std::mutex> lock(mutex);
-  Buffers& b = per_stream[{device, stream}];
-  if (floats > b.floats) {
-    if (b.sums != nullptr) cudaFree(b.sums);
-    b.sums = nullptr;
-    b.floats = 0;
-    if (cudaMalloc(&b.sums, floats * sizeof(float)) != cudaSuccess) {
-      cudaGetLastError();
-      return Status::error(StatusCode::kRuntimeError, "cannot allocate the split-K workspace");
-    }
-    b.floats = floats;
-  }
-  if (tiles > b.tiles) {
-    if (b.counts != nullptr) cudaFree(b.counts);
-    b.counts = nullptr;
-    b.tiles = 0;
-    if (cudaMalloc(&b.counts, tiles * sizeof(unsigned)) != cudaSuccess ||
-        cudaMemsetAsync(b.counts, 0, tiles * sizeof(unsigned), stream) != cudaSuccess) {
-      cudaGetLastError();
-      return Status::error(StatusCode::kRuntimeError, "cannot allocate the split-K counters");
-    }
-    b.tiles = tiles;
-  }
-  *workspace = b.sums;
-  *counters = b.counts;
-  return Status::success();
 }
 
 // The launch with tile shape T, as plan_split() chose it.
