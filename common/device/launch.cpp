@@ -3,6 +3,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <string>
 #include <utility>
 
 namespace fp8gemm {
@@ -23,6 +24,31 @@ Status status_from_launch(const char* context) {
   }
   msg << cudaGetErrorString(err);
   return Status::error(StatusCode::kRuntimeError, msg.str());
+}
+
+Status refuse_block_scales_without_promotion(const GemmArgs& args) {
+  if (has_block_scales(args) && args.fast_accumulation) {
+    return Status::error(StatusCode::kNotSupported,
+                         "1x128 or 128x128 scales need promotion: fast accumulation has no place to apply them");
+  }
+  return Status::success();
+}
+
+Status reserve_dynamic_shared_memory(const void* kernel, size_t bytes) {
+  const cudaError_t err =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  if (err == cudaSuccess) return Status::success();
+  cudaGetLastError();  // clear it: the error is reported here
+  return Status::error(StatusCode::kRuntimeError, "cannot reserve " + std::to_string(bytes) +
+                                                      " bytes of shared memory: " + cudaGetErrorString(err));
+}
+
+Status clear_amax(const GemmArgs& args) {
+  if (args.d_amax == nullptr) return Status::success();
+  const cudaError_t cleared = cudaMemsetAsync(args.d_amax, 0, sizeof(float), args.stream);
+  if (cleared == cudaSuccess) return Status::success();
+  cudaGetLastError();
+  return Status::error(StatusCode::kRuntimeError, std::string("cannot clear d_amax: ") + cudaGetErrorString(cleared));
 }
 
 int sm_count_of_current_device() {

@@ -41,6 +41,25 @@ int sm_count_of_current_device();
 /// zero. Growing frees the old buffer (cudaFree waits for the GPU).
 Status split_k_workspace(cudaStream_t stream, size_t floats, size_t tiles, float** workspace, unsigned** counters);
 
+/// True when A has 1 x 128 or B has 128 x 128 scales: scales that change
+/// along K, which a kernel applies at each promotion.
+inline bool has_block_scales(const GemmArgs& args) {
+  return args.a_scale_granularity == ScaleGranularity::kGroup1x128 ||
+         args.b_scale_granularity == ScaleGranularity::kBlock128x128;
+}
+
+/// kNotSupported, by name, for block scales with fast accumulation (there is
+/// no promotion to apply them at); success otherwise.
+Status refuse_block_scales_without_promotion(const GemmArgs& args);
+
+/// Lets `kernel` (a __global__ function) use `bytes` of dynamic shared
+/// memory; kRuntimeError with the runtime's reason if it cannot.
+Status reserve_dynamic_shared_memory(const void* kernel, size_t bytes);
+
+/// Sets *args.d_amax to 0 on args.stream, before a kernel that folds each
+/// block's amax into it with an atomic max; success when d_amax is null.
+Status clear_amax(const GemmArgs& args);
+
 /// A grid has at most this many blocks along y (and z); x allows 2^31 - 1.
 inline constexpr int64_t kMaxGridY = 65535;
 

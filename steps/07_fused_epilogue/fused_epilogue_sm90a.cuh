@@ -40,6 +40,7 @@
 #include "common/device/amax.cuh"
 #include "common/device/epilogue.h"
 #include "common/device/kernel.h"
+#include "common/device/launch.h"
 #include "common/device/operand_scales.h"
 #include "common/sm90/fragment_epilogue.cuh"
 #include "common/sm90/mbarrier.cuh"
@@ -373,34 +374,19 @@ Status launch_fused_epilogue(const GemmArgs& args) {
 
   // Scales that change along K are applied at each promotion: without
   // promotion there is no place for them.
-  const bool block_scales = args.a_scale_granularity == ScaleGranularity::kGroup1x128 ||
-                            args.b_scale_granularity == ScaleGranularity::kBlock128x128;
-  if (block_scales && args.fast_accumulation) {
-    return Status::error(StatusCode::kNotSupported,
-                         "1x128 or 128x128 scales need promotion: fast accumulation has no place to apply them");
-  }
+  const bool block_scales = has_block_scales(args);
+  status = refuse_block_scales_without_promotion(args);
+  if (!status.ok()) return status;
   const KernelFunction kernel = args.fast_accumulation ? select_kernel<false, false>(args.a_format, args.b_format)
                                 : block_scales         ? select_kernel<true, true>(args.a_format, args.b_format)
                                                        : select_kernel<true, false>(args.a_format, args.b_format);
   status = sm90::kernel_has_sm90a_image(kernel, block_scales ? kStaticSharedBytesWithScales : kStaticSharedBytes);
   if (!status.ok()) return status;
-  const cudaError_t err =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kDynamicSharedBytes));
-  if (err != cudaSuccess) {
-    cudaGetLastError();  // clear it: the error is reported here
-    return Status::error(StatusCode::kRuntimeError, std::string("cannot reserve ") +
-                                                        std::to_string(kDynamicSharedBytes) +
-                                                        " bytes of shared memory: " + cudaGetErrorString(err));
-  }
+  status = reserve_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), kDynamicSharedBytes);
+  if (!status.ok()) return status;
   // The kernel folds each block's amax into *d_amax with an atomic max.
-  if (args.d_amax != nullptr) {
-    const cudaError_t cleared = cudaMemsetAsync(args.d_amax, 0, sizeof(float), args.stream);
-    if (cleared != cudaSuccess) {
-      cudaGetLastError();
-      return Status::error(StatusCode::kRuntimeError,
-                           std::string("cannot clear d_amax: ") + cudaGetErrorString(cleared));
-    }
-  }
+  status = clear_amax(args);
+  if (!status.ok()) return status;
   kernel<<<static_cast<unsigned>(tiles), kThreads, kDynamicSharedBytes, args.stream>>>(map_a, map_b, map_d, args,
                                                                                        store_through_tma);
   return status_from_launch();

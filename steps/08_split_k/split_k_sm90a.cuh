@@ -633,12 +633,9 @@ Status launch_with_tile(const GemmArgs& args, const SplitPlan& plan) {
 
   // Scales that change along K are applied at each promotion: without
   // promotion there is no place for them.
-  const bool block_scales = args.a_scale_granularity == ScaleGranularity::kGroup1x128 ||
-                            args.b_scale_granularity == ScaleGranularity::kBlock128x128;
-  if (block_scales && args.fast_accumulation) {
-    return Status::error(StatusCode::kNotSupported,
-                         "1x128 or 128x128 scales need promotion: fast accumulation has no place to apply them");
-  }
+  const bool block_scales = has_block_scales(args);
+  status = refuse_block_scales_without_promotion(args);
+  if (!status.ok()) return status;
   const bool split = plan.slices > 1;
   const KernelFunction kernel = args.fast_accumulation
                                     ? select_kernel<T, false, false>(args.a_format, args.b_format, split)
@@ -646,23 +643,11 @@ Status launch_with_tile(const GemmArgs& args, const SplitPlan& plan) {
                                                : select_kernel<T, true, false>(args.a_format, args.b_format, split);
   status = sm90::kernel_has_sm90a_image(kernel, block_scales ? T::kStaticSharedBytesWithScales : T::kStaticSharedBytes);
   if (!status.ok()) return status;
-  const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               static_cast<int>(T::kDynamicSharedBytes));
-  if (err != cudaSuccess) {
-    cudaGetLastError();  // clear it: the error is reported here
-    return Status::error(StatusCode::kRuntimeError, std::string("cannot reserve ") +
-                                                        std::to_string(T::kDynamicSharedBytes) +
-                                                        " bytes of shared memory: " + cudaGetErrorString(err));
-  }
+  status = reserve_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), T::kDynamicSharedBytes);
+  if (!status.ok()) return status;
   // The kernel folds each block's amax into *d_amax with an atomic max.
-  if (args.d_amax != nullptr) {
-    const cudaError_t cleared = cudaMemsetAsync(args.d_amax, 0, sizeof(float), args.stream);
-    if (cleared != cudaSuccess) {
-      cudaGetLastError();
-      return Status::error(StatusCode::kRuntimeError,
-                           std::string("cannot clear d_amax: ") + cudaGetErrorString(cleared));
-    }
-  }
+  status = clear_amax(args);
+  if (!status.ok()) return status;
   float* workspace = nullptr;
   unsigned* counters = nullptr;
   if (plan.slices > 1 && !plan.in_cluster) {

@@ -1,0 +1,177 @@
+// torch.ops.fp8gemm.mm — a step of this project as a PyTorch operator, laid
+// out like torch._scaled_mm so that a model can swap one for the other:
+//
+//   y = torch.ops.fp8gemm.mm(a, b, scale_a, scale_b, bias=None,
+//                            activation="none", out_dtype=None, step="last")
+//
+//   a        M x K, torch.float8_e4m3fn or float8_e5m2, row-major (stride 1 along K)
+//   b        K x N, the same formats, column-major (stride 1 along K): the
+//            transpose of an N x K row-major tensor, as torch._scaled_mm wants
+//            it, which is the project's K-major B
+//   scale_a  float32 on a's device: 1 element (per tensor), M (per row: shape
+//            (M, 1) or (M,)), or M x ceil(K/128) (1 x 128 groups)
+//   scale_b  float32: 1 element, N (per column of y: shape (1, N) or (N,)),
+//            or ceil(N/128) x ceil(K/128) (128 x 128 blocks)
+//   bias     None, or N values in bfloat16 or float32
+//   activation  "none", "gelu" (tanh form) or "gelu_erf"
+//   out_dtype   None (bfloat16), torch.bfloat16, float32, float8_e4m3fn or float8_e5m2
+//   step     "last" (the highest-numbered step) or a step's number or folder ("07")
+//
+// It runs on the current CUDA stream of a's device and returns a new M x N
+// tensor. What the step refuses (a layout, an alignment, a granularity) comes
+// back as a Python RuntimeError carrying the step's own message. The scales
+// follow docs/scales.md: A ~ codes(A) * scale_a, B ~ codes(B) * scale_b.
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <string>
+
+#include "common/api/registry.h"
+
+namespace {
+
+using fp8gemm::Fp8Format;
+using fp8gemm::ScaleGranularity;
+
+constexpr int64_t kScaleBlock = 128;  // the K group of 1 x 128 and the block of 128 x 128 scales
+
+int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
+
+Fp8Format format_of(const at::Tensor& t, const char* name) {
+  if (t.scalar_type() == at::kFloat8_e4m3fn) return Fp8Format::kE4M3;
+  if (t.scalar_type() == at::kFloat8_e5m2) return Fp8Format::kE5M2;
+  TORCH_CHECK(false, "fp8gemm.mm: ", name, " must be torch.float8_e4m3fn or torch.float8_e5m2, not ", t.scalar_type());
+}
+
+// The granularity of an operand's scales from their shape, and their pointer.
+// `rows` is M for A and N for B.
+ScaleGranularity granularity_of(const at::Tensor& scales, int64_t rows, int64_t k, bool is_b, const char* name) {
+  const int64_t groups = ceil_div(k, kScaleBlock);
+  if (scales.numel() == 1) return ScaleGranularity::kPerTensor;
+  const bool vector = scales.dim() == 1 || (scales.dim() == 2 && (is_b ? scales.size(0) : scales.size(1)) == 1);
+  if (vector && scales.numel() == rows) return ScaleGranularity::kPerRow;
+  if (!is_b && scales.dim() == 2 && scales.size(0) == rows && scales.size(1) == groups) {
+    return ScaleGranularity::kGroup1x128;
+  }
+  if (is_b && scales.dim() == 2 && scales.size(0) == ceil_div(rows, kScaleBlock) && scales.size(1) == groups) {
+    return ScaleGranularity::kBlock128x128;
+  }
+  TORCH_CHECK(false, "fp8gemm.mm: ", name, " has shape ", scales.sizes(), "; expected 1 element, ",
+              is_b ? "(1, N) or (N,)" : "(M, 1) or (M,)", " for one scale per ", is_b ? "column" : "row", ", or ",
+              is_b ? "(ceil(N/128), ceil(K/128))" : "(M, ceil(K/128))", " = (",
+              is_b ? ceil_div(rows, kScaleBlock) : rows, ", ", groups, ")");
+}
+
+void check_cuda_tensor(const at::Tensor& t, const at::Tensor& a, const char* name) {
+  TORCH_CHECK(t.is_cuda(), "fp8gemm.mm: ", name, " must be a CUDA tensor, not on ", t.device());
+  TORCH_CHECK(t.device() == a.device(), "fp8gemm.mm: ", name, " is on ", t.device(), ", a on ", a.device());
+}
+
+fp8gemm::OutputType output_type_of(at::ScalarType t) {
+  switch (t) {
+    case at::kBFloat16: return fp8gemm::OutputType::kBF16;
+    case at::kFloat: return fp8gemm::OutputType::kFP32;
+    case at::kFloat8_e4m3fn: return fp8gemm::OutputType::kE4M3;
+    case at::kFloat8_e5m2: return fp8gemm::OutputType::kE5M2;
+    default:
+      TORCH_CHECK(false, "fp8gemm.mm: out_dtype must be torch.bfloat16, torch.float32, torch.float8_e4m3fn or ",
+                  "torch.float8_e5m2, not ", t);
+  }
+}
+
+fp8gemm::Activation activation_of(c10::string_view name) {
+  for (fp8gemm::Activation a :
+       {fp8gemm::Activation::kNone, fp8gemm::Activation::kGeluTanh, fp8gemm::Activation::kGeluErf}) {
+    if (name == fp8gemm::activation_name(a)) return a;
+  }
+  TORCH_CHECK(false, "fp8gemm.mm: activation must be \"none\", \"gelu\" or \"gelu_erf\", not \"", name, "\"");
+}
+
+at::Tensor mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a, const at::Tensor& scale_b,
+              const std::optional<at::Tensor>& bias, c10::string_view activation,
+              std::optional<at::ScalarType> out_dtype, c10::string_view step_name) {
+  TORCH_CHECK(a.dim() == 2 && b.dim() == 2, "fp8gemm.mm: a and b must be 2-D, got ", a.sizes(), " and ", b.sizes());
+  check_cuda_tensor(a, a, "a");
+  check_cuda_tensor(b, a, "b");
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  TORCH_CHECK(b.size(0) == k, "fp8gemm.mm: a is ", a.sizes(), " and b is ", b.sizes(), ": their K differ");
+  // The layouts the steps read: A's rows and B's columns contiguous along K.
+  TORCH_CHECK(a.stride(1) == 1 || k == 1, "fp8gemm.mm: a must be row-major (stride 1 along K), got strides ",
+              a.strides());
+  TORCH_CHECK(b.stride(0) == 1 || k == 1,
+              "fp8gemm.mm: b must be column-major (stride 1 along K: b = w.t() for a row-major N x K w), got strides ",
+              b.strides());
+  const Fp8Format a_format = format_of(a, "a"), b_format = format_of(b, "b");
+
+  const fp8gemm::StepInfo* step = nullptr;
+  if (step_name == "last") {
+    const std::vector<fp8gemm::StepInfo>& steps = fp8gemm::registered_steps();
+    TORCH_CHECK(!steps.empty(), "fp8gemm.mm: the library registers no step");
+    step = &steps.back();
+  } else {
+    step = fp8gemm::find_step(std::string(step_name));
+    TORCH_CHECK(step != nullptr, "fp8gemm.mm: no step \"", step_name, "\" (see fp8gemm --list)");
+  }
+
+  const at::ScalarType out_scalar_type = out_dtype.value_or(at::kBFloat16);
+  const fp8gemm::OutputType d_type = output_type_of(out_scalar_type);
+  at::Tensor d = at::empty({m, n}, a.options().dtype(out_scalar_type));
+
+  fp8gemm::GemmArgs args;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = static_cast<const uint8_t*>(a.data_ptr());
+  args.lda = k == 1 ? 1 : a.stride(0);
+  args.a_format = a_format;
+  args.b = static_cast<const uint8_t*>(b.data_ptr());
+  args.ldb = k == 1 ? 1 : b.stride(1);
+  args.b_format = b_format;
+  args.d = d.data_ptr();
+  args.ldd = n;
+  args.d_type = d_type;
+
+  // Scales: always from device memory, contiguous float32 (a copy where they are not).
+  at::Tensor sa = scale_a, sb = scale_b;
+  for (auto [s, name] : {std::pair<at::Tensor*, const char*>{&sa, "scale_a"}, {&sb, "scale_b"}}) {
+    check_cuda_tensor(*s, a, name);
+    TORCH_CHECK(s->scalar_type() == at::kFloat, "fp8gemm.mm: ", name, " must be float32, not ", s->scalar_type());
+    *s = s->contiguous();
+  }
+  args.a_scale_granularity = granularity_of(sa, m, k, /*is_b=*/false, "scale_a");
+  args.b_scale_granularity = granularity_of(sb, n, k, /*is_b=*/true, "scale_b");
+  args.a_scales = sa.data_ptr<float>();
+  args.b_scales = sb.data_ptr<float>();
+
+  at::Tensor bias_values;
+  if (bias.has_value()) {
+    bias_values = bias->contiguous();
+    check_cuda_tensor(bias_values, a, "bias");
+    TORCH_CHECK(bias_values.numel() == n, "fp8gemm.mm: bias must have N = ", n, " values, has ", bias_values.numel());
+    TORCH_CHECK(bias_values.scalar_type() == at::kBFloat16 || bias_values.scalar_type() == at::kFloat,
+                "fp8gemm.mm: bias must be bfloat16 or float32, not ", bias_values.scalar_type());
+    args.bias = bias_values.data_ptr();
+    args.bias_type = bias_values.scalar_type() == at::kBFloat16 ? fp8gemm::BiasType::kBF16 : fp8gemm::BiasType::kFP32;
+  }
+  args.activation = activation_of(activation);
+
+  const c10::cuda::CUDAGuard guard(a.device());
+  args.stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
+  const fp8gemm::Status status = fp8gemm::run_step(*step, args);
+  TORCH_CHECK(status.ok(), "fp8gemm.mm: ", step->folder, ": ", fp8gemm::status_code_name(status.code), ": ",
+              status.message);
+  return d;
+}
+
+}  // namespace
+
+TORCH_LIBRARY(fp8gemm, m) {
+  m.def(
+      "mm(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, *, Tensor? bias=None, str activation=\"none\", "
+      "ScalarType? out_dtype=None, str step=\"last\") -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(fp8gemm, CUDA, m) { m.impl("mm", &mm); }

@@ -1,0 +1,148 @@
+"""Tests of torch.ops.fp8gemm.mm on a GPU (pytest): against an FP64 computation in torch and
+against torch._scaled_mm, every scale granularity, bad inputs, and CUDA-graph capture.
+
+    FP8GEMM_TORCH_LIB=build/pytorch/libfp8gemm_torch.so python3 -m pytest pytorch/test_fp8gemm_op.py
+
+Skipped where torch has no CUDA device or the library is not built.
+"""
+import math
+import os
+
+import pytest
+import torch
+
+LIB = os.environ.get("FP8GEMM_TORCH_LIB", os.path.join(os.path.dirname(__file__), "..", "build", "pytorch",
+                                                       "libfp8gemm_torch.so"))
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device for torch", allow_module_level=True)
+if not os.path.exists(LIB):
+    pytest.skip(f"{LIB} not built (configure with PyTorch: pytorch/CMakeLists.txt)", allow_module_level=True)
+torch.ops.load_library(LIB)
+mm = torch.ops.fp8gemm.mm
+
+E4M3, E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
+# The suite's shapes: the ladder's, the decode shape, ragged M, N and K (rows still 16-byte aligned).
+SHAPES = [(4096, 4096, 4096), (64, 2112, 7168), (255, 1000, 1008), (37, 1000, 1008), (128, 2048, 8192)]
+
+
+def quantize(x, dtype, rows_per_scale, cols_per_scale):
+    """x (R x K, float32) as FP8 codes and float32 dequantization scales, one per block of
+    rows_per_scale x cols_per_scale (the whole matrix: per tensor)."""
+    r, k = x.shape
+    rb, cb = min(rows_per_scale, r), min(cols_per_scale, k)
+    blocks = x.new_zeros(math.ceil(r / rb), math.ceil(k / cb))
+    padded = torch.nn.functional.pad(x.abs(), (0, blocks.shape[1] * cb - k, 0, blocks.shape[0] * rb - r))
+    amax = padded.reshape(blocks.shape[0], rb, blocks.shape[1], cb).amax(dim=(1, 3)).clamp(min=1e-12)
+    scales = amax / torch.finfo(dtype).max
+    expanded = scales.repeat_interleave(rb, 0)[:r].repeat_interleave(cb, 1)[:, :k]
+    return (x / expanded).to(dtype), scales
+
+
+def dequantized(codes, scales, rows_per_scale, cols_per_scale):
+    r, k = codes.shape
+    rb, cb = min(rows_per_scale, r), min(cols_per_scale, k)
+    expanded = scales.double().repeat_interleave(rb, 0)[:r].repeat_interleave(cb, 1)[:, :k]
+    return codes.double() * expanded
+
+
+# granularity name -> (A's block of rows x cols, B's, the scales' shapes as the operator takes them)
+GRANULARITIES = {
+    "tensor": ((1 << 30, 1 << 30), (1 << 30, 1 << 30)),
+    "row": ((1, 1 << 30), (1, 1 << 30)),
+    "block": ((1, 128), (128, 128)),
+}
+
+
+def problem(m, n, k, granularity, seed=1):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    a = torch.randn(m, k, device="cuda", generator=g)
+    w = torch.randn(n, k, device="cuda", generator=g)  # B as N x K row-major: b = w.t()
+    (ar, ac), (br, bc) = GRANULARITIES[granularity]
+    qa, sa = quantize(a, E4M3, ar, ac)
+    qw, sw = quantize(w, E4M3, br, bc)
+    reference = dequantized(qa, sa, ar, ac) @ dequantized(qw, sw, br, bc).t()
+    if granularity == "row":
+        sa, sw = sa.reshape(m, 1), sw.reshape(1, n)  # torch._scaled_mm's row-wise shapes
+    return qa, qw.t(), sa, sw, reference
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("granularity", list(GRANULARITIES))
+def test_matches_fp64(shape, granularity):
+    m, n, k = shape
+    a, b, sa, sb, reference = problem(m, n, k, granularity)
+    y = mm(a, b, sa, sb, out_dtype=torch.float32)
+    assert y.shape == (m, n) and y.dtype == torch.float32
+    # The promoted accumulation's bound (docs/tolerances.md): relative to the sum of |products|.
+    scale = (a.double().abs() @ b.double().abs()).clamp(min=1e-30)
+    error = ((y.double() - reference).abs() / scale).max().item()
+    assert error < 1e-5, f"max error {error:.3g} relative to sum |a||b|"
+
+
+@pytest.mark.parametrize("shape", SHAPES[:3], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("granularity", ["tensor", "row"])
+def test_matches_scaled_mm(shape, granularity):
+    m, n, k = shape
+    a, b, sa, sb, _ = problem(m, n, k, granularity)
+    ours = mm(a, b, sa, sb).float()
+    theirs = torch._scaled_mm(a, b, scale_a=sa.reshape(-1, 1) if granularity == "row" else sa.reshape(()),
+                              scale_b=sb if granularity == "row" else sb.reshape(()),
+                              out_dtype=torch.bfloat16).float()
+    # Both round to BF16: at most a few BF16 ulps apart.
+    assert torch.allclose(ours, theirs, rtol=2 ** -6, atol=1e-3 * theirs.abs().max().item())
+
+
+def test_bias_and_gelu():
+    m, n, k = 64, 2112, 7168
+    a, b, sa, sb, reference = problem(m, n, k, "tensor")
+    bias = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    y = mm(a, b, sa, sb, bias=bias, activation="gelu_erf", out_dtype=torch.float32)
+    expected = torch.nn.functional.gelu(reference + bias.double(), approximate="none")
+    assert torch.allclose(y.double(), expected, rtol=1e-4, atol=1e-3)
+
+
+def test_wrong_dtype_is_refused():
+    a, b, sa, sb, _ = problem(128, 128, 128, "tensor")
+    with pytest.raises(RuntimeError, match="float8_e4m3fn or torch.float8_e5m2"):
+        mm(a.to(torch.bfloat16), b, sa, sb)
+
+
+def test_wrong_device_is_refused():
+    a, b, sa, sb, _ = problem(128, 128, 128, "tensor")
+    with pytest.raises(RuntimeError, match="must be a CUDA tensor"):
+        mm(a.cpu(), b, sa, sb)
+
+
+def test_row_major_b_is_refused():
+    a, b, sa, sb, _ = problem(128, 128, 128, "tensor")
+    with pytest.raises(RuntimeError, match="column-major"):
+        mm(a, b.contiguous(), sa, sb)
+
+
+def test_misaligned_rows_are_refused_by_the_step():
+    # K = 100: rows of 100 bytes, not on 16-byte boundaries; the step says so.
+    a, b, sa, sb, _ = problem(64, 64, 100, "tensor")
+    with pytest.raises(RuntimeError, match="16"):
+        mm(a, b, sa, sb)
+
+
+def test_wrong_scale_shape_is_refused():
+    a, b, sa, sb, _ = problem(128, 256, 512, "tensor")
+    with pytest.raises(RuntimeError, match="scale_a has shape"):
+        mm(a, b, torch.ones(3, 3, device="cuda"), sb)
+
+
+def test_cuda_graph_capture():
+    m, n, k = 64, 2112, 7168
+    a, b, sa, sb, _ = problem(m, n, k, "tensor")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        expected = mm(a, b, sa, sb)  # warm-up on the capturing stream: one-time allocations happen here
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side):
+        captured = mm(a, b, sa, sb)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(captured, expected)
