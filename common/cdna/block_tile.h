@@ -53,8 +53,10 @@ inline constexpr int kChunkBytes = 16;                       ///< One global loa
 
 // The per-architecture part: the instruction and the K depth of a block tile.
 // A K tile of A and B in LDS: 2 * 128 * kBlockK bytes; two of them (double
-// buffering) make 32 KB on gfx942 (two blocks fit its 64 KB LDS) and 64 KB on
-// gfx950 (two blocks fit its 160 KB).
+// buffering) make 32 KB on gfx942 and 64 KB on gfx950. Two blocks of these
+// buffers alone would fit gfx942's 64 KB of LDS, but a kernel that adds any
+// LDS of its own (steps 07 on: the amax scratch, 32 784 bytes in all) fits
+// one block per CU there; gfx950's 160 KB hold two.
 #if defined(__gfx950__)
 using Mfma = mfma::Mfma16x16x128F8f6f4;
 inline constexpr int kBlockK = 128;
