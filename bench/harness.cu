@@ -271,13 +271,24 @@ GemmProblem& CaseRunner::problem_for(const BenchCase& c) {
   return *problem_;
 }
 
+namespace {
+
+/// The arguments a step contender runs the problem with: its accumulation
+/// mode and split-K choices on top of the problem's own.
+GemmArgs step_args(const Contender& contender, const GemmProblem& problem) {
+  GemmArgs args = problem.args();
+  args.fast_accumulation = contender.fast_accumulation;
+  args.split_k = contender.split_k;
+  args.split_k_reduction = contender.split_k_reduction;
+  return args;
+}
+
+}  // namespace
+
 std::function<Status()> CaseRunner::launcher_for(size_t index, const GemmProblem& problem) {
   const BenchCase& c = cases_[index];
   if (c.contender.step != nullptr) {
-    GemmArgs args = problem.args();
-    args.fast_accumulation = c.contender.fast_accumulation;
-    args.split_k = c.contender.split_k;
-    args.split_k_reduction = c.contender.split_k_reduction;
+    const GemmArgs args = step_args(c.contender, problem);
     const StepInfo* step = c.contender.step;
     return [step, args] { return run_step(*step, args); };
   }
@@ -349,11 +360,7 @@ bool CaseRunner::run_first_call(benchmark::State& state, size_t index, GemmProbl
   if (unfused_step != nullptr) cs.label = "GEMM of " + unfused_step->folder + " (FP32 D), then the epilogue kernel";
   // A step that describes its launch (a split-K step: its slice count and why) says so in the label.
   if (c.contender.step != nullptr && c.contender.step->describe_launch != nullptr) {
-    GemmArgs args = problem.args();
-    args.fast_accumulation = c.contender.fast_accumulation;
-    args.split_k = c.contender.split_k;
-    args.split_k_reduction = c.contender.split_k_reduction;
-    cs.label = c.contender.step->describe_launch(args);
+    cs.label = c.contender.step->describe_launch(step_args(c.contender, problem));
   }
   if (c.check) {
     if (!reference_) {

@@ -529,15 +529,18 @@ int max_active_clusters(int slices) {
   return cache[slices] > 0 ? cache[slices] : 0;
 }
 
-// The launch plan of a GEMM: its tile shape, slice count and why.
+// The launch plan of a GEMM: its tile shape and slice count, and what they
+// were chosen from (for describe_split_k_launch; the launch reads only the
+// first fields).
 struct SplitPlan {
   bool small_tile = false;  // SmallTile (M <= kSmallTileMaxM), else LargeTile
-  int tile_m = 0, tile_n = 0;
   int64_t tiles = 0;
   int k_blocks = 0;
   int slices = 1;
   bool in_cluster = true;  // the cluster form; false: the workspace form
-  std::string why;
+  int tile_m = 0, tile_n = 0;
+  int sm_count = 0;       // 0: no GPU to count SMs on (or split_k was asked for)
+  int wanted_slices = 1;  // split_k_slices()' count, before the cluster form lowered it
 };
 
 // The tile shape by M; then GemmArgs::split_k if given, otherwise
@@ -552,28 +555,16 @@ SplitPlan plan_split_with(const GemmArgs& args) {
   plan.tiles = ((args.m + T::kBlockM - 1) / T::kBlockM) * ((args.n + T::kBlockN - 1) / T::kBlockN);
   plan.k_blocks = static_cast<int>((args.k + kBlockK - 1) / kBlockK);
   plan.in_cluster = args.split_k_reduction == SplitKReduction::kCluster;  // kAuto: the workspace form
-  const std::string tiles =
-      std::to_string(plan.tiles) + " tiles of " + std::to_string(T::kBlockM) + " x " + std::to_string(T::kBlockN);
   if (args.split_k > 0) {
-    plan.slices = args.split_k;
-    plan.why = tiles + "; split_k = " + std::to_string(args.split_k) + " asked for";
+    plan.slices = plan.wanted_slices = args.split_k;
     return plan;
   }
-  const int sm_count = sm_count_of_current_device();
-  if (sm_count == 0) {
-    plan.why = tiles + "; no GPU to count SMs on: 1 slice";
-    return plan;
-  }
-  int slices = split_k_slices(plan.tiles, plan.k_blocks, sm_count, kMinKBlocksPerSlice, kMaxSlices);
-  const int wanted = slices;
+  plan.sm_count = sm_count_of_current_device();
+  if (plan.sm_count == 0) return plan;
+  int slices = split_k_slices(plan.tiles, plan.k_blocks, plan.sm_count, kMinKBlocksPerSlice, kMaxSlices);
+  plan.wanted_slices = slices;
   while (plan.in_cluster && slices > 1 && max_active_clusters<T>(slices) < plan.tiles) --slices;
   plan.slices = slices;
-  plan.why = tiles + " and " + std::to_string(plan.k_blocks) + " K blocks of 128 on " + std::to_string(sm_count) +
-             " SMs: " + std::to_string(wanted) + " slices";
-  if (slices != wanted) {
-    plan.why += ", " + std::to_string(slices) + " so that all " + std::to_string(plan.tiles) +
-                " clusters run at once (" + std::to_string(max_active_clusters<T>(slices)) + " fit)";
-  }
   return plan;
 }
 
@@ -589,7 +580,23 @@ SplitPlan plan_split(const GemmArgs& args) {
 // For fp8gemm --check: the slice count this launch would use, and why.
 std::string describe_split_k_launch(const GemmArgs& args) {
   const SplitPlan plan = plan_split(args);
-  return "split_k " + std::to_string(plan.slices) + " (" + plan.why + ")" +
+  std::string why =
+      std::to_string(plan.tiles) + " tiles of " + std::to_string(plan.tile_m) + " x " + std::to_string(plan.tile_n);
+  if (args.split_k > 0) {
+    why += "; split_k = " + std::to_string(args.split_k) + " asked for";
+  } else if (plan.sm_count == 0) {
+    why += "; no GPU to count SMs on: 1 slice";
+  } else {
+    why += " and " + std::to_string(plan.k_blocks) + " K blocks of 128 on " + std::to_string(plan.sm_count) +
+           " SMs: " + std::to_string(plan.wanted_slices) + " slices";
+    if (plan.slices != plan.wanted_slices) {
+      const int fit =
+          plan.small_tile ? max_active_clusters<SmallTile>(plan.slices) : max_active_clusters<LargeTile>(plan.slices);
+      why += ", " + std::to_string(plan.slices) + " so that all " + std::to_string(plan.tiles) +
+             " clusters run at once (" + std::to_string(fit) + " fit)";
+    }
+  }
+  return "split_k " + std::to_string(plan.slices) + " (" + why + ")" +
          (plan.slices > 1 ? plan.in_cluster ? ", added in a cluster" : ", added in a workspace" : "");
 }
 

@@ -418,14 +418,16 @@ KernelFunction select_kernel(Fp8Format a, Fp8Format b, bool split) {
                : persistent_fp8_gemm_kernel<T, kE5, kE5, kPromote, kBlockScales, false>;
 }
 
-// The launch plan of a GEMM: its tile shape, slice count, grid and why.
+// The launch plan of a GEMM: its tile shape, slice count and grid, and what
+// they were chosen from (for describe_persistent_launch).
 struct LaunchPlan {
   bool small_tile = false;  // SmallTile (M <= kSmallTileMaxM), else LargeTile
   int64_t tiles = 0;
   int k_blocks = 0;
   int slices = 1;
   int64_t blocks = 0;  // the grid: min(units, SMs)
-  std::string why;
+  int tile_m = 0, tile_n = 0;
+  int sm_count = 0;  // 0: no GPU to count SMs on
 };
 
 // The tile shape by M; GemmArgs::split_k if given, otherwise
@@ -434,22 +436,18 @@ struct LaunchPlan {
 template <class T>
 LaunchPlan plan_launch_with(const GemmArgs& args) {
   LaunchPlan plan;
+  plan.tile_m = T::kBlockM;
+  plan.tile_n = T::kBlockN;
   plan.tiles = ((args.m + T::kBlockM - 1) / T::kBlockM) * ((args.n + T::kBlockN - 1) / T::kBlockN);
   plan.k_blocks = static_cast<int>((args.k + kBlockK - 1) / kBlockK);
-  const int sm_count = sm_count_of_current_device();
-  plan.why = std::to_string(plan.tiles) + " tiles of " + std::to_string(T::kBlockM) + " x " +
-             std::to_string(T::kBlockN) + " and " + std::to_string(plan.k_blocks) + " K blocks of 128";
+  plan.sm_count = sm_count_of_current_device();
   if (args.split_k > 0) {
     plan.slices = args.split_k;
-    plan.why += "; split_k = " + std::to_string(args.split_k) + " asked for";
-  } else if (sm_count > 0) {
-    plan.slices = split_k_slices(plan.tiles, plan.k_blocks, sm_count, kMinKBlocksPerSlice, kMaxSlices);
+  } else if (plan.sm_count > 0) {
+    plan.slices = split_k_slices(plan.tiles, plan.k_blocks, plan.sm_count, kMinKBlocksPerSlice, kMaxSlices);
   }
   const int64_t units = plan.tiles * plan.slices;
-  plan.blocks = sm_count > 0 ? std::min<int64_t>(units, sm_count) : std::min<int64_t>(units, 1);
-  plan.why += ": " + std::to_string(plan.slices) + (plan.slices == 1 ? " slice, " : " slices, ") +
-              std::to_string(units) + " units on " + std::to_string(plan.blocks) + " persistent blocks";
-  if (sm_count == 0) plan.why += " (no GPU to count SMs on)";
+  plan.blocks = plan.sm_count > 0 ? std::min<int64_t>(units, plan.sm_count) : std::min<int64_t>(units, 1);
   return plan;
 }
 
@@ -465,7 +463,13 @@ LaunchPlan plan_launch(const GemmArgs& args) {
 // For fp8gemm --check: the tile, slice count and grid this launch would use, and why.
 std::string describe_persistent_launch(const GemmArgs& args) {
   const LaunchPlan plan = plan_launch(args);
-  return "split_k " + std::to_string(plan.slices) + " (" + plan.why + ")" +
+  std::string why = std::to_string(plan.tiles) + " tiles of " + std::to_string(plan.tile_m) + " x " +
+                    std::to_string(plan.tile_n) + " and " + std::to_string(plan.k_blocks) + " K blocks of 128";
+  if (args.split_k > 0) why += "; split_k = " + std::to_string(args.split_k) + " asked for";
+  why += ": " + std::to_string(plan.slices) + (plan.slices == 1 ? " slice, " : " slices, ") +
+         std::to_string(plan.tiles * plan.slices) + " units on " + std::to_string(plan.blocks) + " persistent blocks";
+  if (plan.sm_count == 0) why += " (no GPU to count SMs on)";
+  return "split_k " + std::to_string(plan.slices) + " (" + why + ")" +
          (plan.slices > 1 ? ", added in a workspace" : "");
 }
 
