@@ -9,9 +9,12 @@
 //            transpose of an N x K row-major tensor, as torch._scaled_mm wants
 //            it, which is the project's K-major B
 //   scale_a  float32 on a's device: 1 element (per tensor), M (per row: shape
-//            (M, 1) or (M,)), or M x ceil(K/128) (1 x 128 groups)
+//            (M, 1) or (M,)), or M x ceil(K/128) (1 x 128 groups; any strides,
+//            so torch._scaled_mm's M-contiguous tensor too)
 //   scale_b  float32: 1 element, N (per column of y: shape (1, N) or (N,)),
-//            or ceil(N/128) x ceil(K/128) (128 x 128 blocks)
+//            or ceil(K/128) x ceil(N/128) (128 x 128 blocks, indexed like b:
+//            K blocks down, N blocks across; torch._scaled_mm's own tensor,
+//            whose K blocks may be padded to a multiple of 4, is taken as is)
 //   bias     None, or N values in bfloat16 or float32
 //   activation  "none", "gelu" (tanh form) or "gelu_erf"
 //   out_dtype   None (bfloat16), torch.bfloat16, float32, float8_e4m3fn or float8_e5m2
@@ -46,8 +49,10 @@ Fp8Format format_of(const at::Tensor& t, const char* name) {
   TORCH_CHECK(false, "fp8gemm.mm: ", name, " must be torch.float8_e4m3fn or torch.float8_e5m2, not ", t.scalar_type());
 }
 
-// The granularity of an operand's scales from their shape, and their pointer.
-// `rows` is M for A and N for B.
+// The granularity of an operand's scales from their shape. `rows` is M for A
+// and N for B. B's 128 x 128 scales come indexed like b (K blocks x N
+// blocks), as torch._scaled_mm takes them, its K blocks possibly padded to a
+// multiple of 4 (cuBLASLt's requirement, which torch passes on).
 ScaleGranularity granularity_of(const at::Tensor& scales, int64_t rows, int64_t k, bool is_b, const char* name) {
   const int64_t groups = ceil_div(k, kScaleBlock);
   if (scales.numel() == 1) return ScaleGranularity::kPerTensor;
@@ -56,13 +61,15 @@ ScaleGranularity granularity_of(const at::Tensor& scales, int64_t rows, int64_t 
   if (!is_b && scales.dim() == 2 && scales.size(0) == rows && scales.size(1) == groups) {
     return ScaleGranularity::kGroup1x128;
   }
-  if (is_b && scales.dim() == 2 && scales.size(0) == ceil_div(rows, kScaleBlock) && scales.size(1) == groups) {
+  const int64_t padded_groups = ceil_div(groups, 4) * 4;
+  if (is_b && scales.dim() == 2 && (scales.size(0) == groups || scales.size(0) == padded_groups) &&
+      scales.size(1) == ceil_div(rows, kScaleBlock)) {
     return ScaleGranularity::kBlock128x128;
   }
   TORCH_CHECK(false, "fp8gemm.mm: ", name, " has shape ", scales.sizes(), "; expected 1 element, ",
               is_b ? "(1, N) or (N,)" : "(M, 1) or (M,)", " for one scale per ", is_b ? "column" : "row", ", or ",
-              is_b ? "(ceil(N/128), ceil(K/128))" : "(M, ceil(K/128))", " = (",
-              is_b ? ceil_div(rows, kScaleBlock) : rows, ", ", groups, ")");
+              is_b ? "(ceil(K/128), ceil(N/128))" : "(M, ceil(K/128))", " = (", is_b ? groups : rows, ", ",
+              is_b ? ceil_div(rows, kScaleBlock) : groups, ")", is_b ? " (its K blocks may be padded to a multiple of 4)" : "");
 }
 
 void check_cuda_tensor(const at::Tensor& t, const at::Tensor& a, const char* name) {
@@ -143,6 +150,11 @@ at::Tensor mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_
   }
   args.a_scale_granularity = granularity_of(sa, m, k, /*is_b=*/false, "scale_a");
   args.b_scale_granularity = granularity_of(sb, n, k, /*is_b=*/true, "scale_b");
+  if (args.b_scale_granularity == ScaleGranularity::kBlock128x128) {
+    // The steps read B's blocks as docs/scales.md lays them out, N blocks x K
+    // blocks row-major: the transpose of torch's, without its padding.
+    sb = sb.narrow(0, 0, ceil_div(k, kScaleBlock)).t().contiguous();
+  }
   args.a_scales = sa.data_ptr<float>();
   args.b_scales = sb.data_ptr<float>();
 

@@ -63,6 +63,11 @@ def problem(m, n, k, granularity, seed=1):
     reference = dequantized(qa, sa, ar, ac) @ dequantized(qw, sw, br, bc).t()
     if granularity == "row":
         sa, sw = sa.reshape(m, 1), sw.reshape(1, n)  # torch._scaled_mm's row-wise shapes
+    if granularity == "block":
+        # torch._scaled_mm's blockwise tensors (cuBLASLt's layout): A's (M, K/128) M-contiguous; B's
+        # indexed like b, (K/128 padded to a multiple of 4, N/128), K-contiguous.
+        sa = sa.t().contiguous().t()
+        sw = torch.nn.functional.pad(sw, (0, -sw.shape[1] % 4)).t()
     return qa, qw.t(), sa, sw, reference
 
 
@@ -79,15 +84,19 @@ def test_matches_fp64(shape, granularity):
     assert error < 1e-5, f"max error {error:.3g} relative to sum |a||b|"
 
 
-@pytest.mark.parametrize("shape", SHAPES[:3], ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("granularity", ["tensor", "row"])
+@pytest.mark.parametrize("shape", SHAPES[:3] + SHAPES[4:], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("granularity", list(GRANULARITIES))
 def test_matches_scaled_mm(shape, granularity):
+    # The same tensors to both: a model swaps one call for the other.
     m, n, k = shape
     a, b, sa, sb, _ = problem(m, n, k, granularity)
+    if granularity == "tensor":
+        sa, sb = sa.reshape(()), sb.reshape(())
+    try:
+        theirs = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16).float()
+    except RuntimeError as refusal:  # a combination this torch or its cuBLASLt does not offer
+        pytest.skip(f"torch._scaled_mm refuses {granularity} scales at {m}x{n}x{k}: {refusal}")
     ours = mm(a, b, sa, sb).float()
-    theirs = torch._scaled_mm(a, b, scale_a=sa.reshape(-1, 1) if granularity == "row" else sa.reshape(()),
-                              scale_b=sb if granularity == "row" else sb.reshape(()),
-                              out_dtype=torch.bfloat16).float()
     # Both round to BF16: at most a few BF16 ulps apart.
     assert torch.allclose(ours, theirs, rtol=2 ** -6, atol=1e-3 * theirs.abs().max().item())
 
@@ -130,6 +139,9 @@ def test_wrong_scale_shape_is_refused():
     a, b, sa, sb, _ = problem(128, 256, 512, "tensor")
     with pytest.raises(RuntimeError, match="scale_a has shape"):
         mm(a, b, torch.ones(3, 3, device="cuda"), sb)
+    # B's blocks the other way round (N blocks x K blocks): refused, naming the shape it takes.
+    with pytest.raises(RuntimeError, match=r"scale_b has shape .*\(4, 2\)"):
+        mm(a, b, sa, torch.ones(2, 4, device="cuda"))
 
 
 def test_cuda_graph_capture():

@@ -96,21 +96,8 @@ for phase in "$@"; do
         "$(tail -n 1 "$LOGS/racecheck_08.log")"
       ;;
     mutants)
-      # A mutant is killed when a test program it names fails (see
-      # tests/mutants/README.md); its programs were built with the patch applied.
-      for dir in "${MUTANTS:?MUTANTS=DIR of prebuilt mutants}"/*/; do
-        name=$(basename "$dir")
-        patch=tests/mutants/$name.patch
-        verdict=SURVIVED
-        for spec in $(sed -n 's/^tests: //p' "$patch"); do
-          program=${spec%%:*} filter=${spec#*:}
-          if ! timeout 120 "$dir/$program" --gtest_filter="$filter" > "$LOGS/mutant_${name}_$program.log" 2>&1; then
-            verdict=killed
-            break
-          fi
-        done
-        echo "mutant $name: $verdict ${SECONDS}s"
-      done
+      # Mutants built elsewhere with their patch applied (tests/mutants/run_prebuilt.sh).
+      tests/mutants/run_prebuilt.sh "${MUTANTS:?MUTANTS=DIR of prebuilt mutants}" "$LOGS"
       ;;
     *) echo "unknown phase $phase"; exit 2 ;;
   esac
