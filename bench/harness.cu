@@ -209,9 +209,10 @@ struct LaunchRefused : std::runtime_error {
 };
 
 /// One timed launch; a non-ok status (after an earlier success) throws.
-double timed_launch(LaunchTimer& timer, const std::function<Status()>& launch) {
+/// `host_us`, if given, gets the CPU time of the launch call itself.
+double timed_launch(LaunchTimer& timer, const std::function<Status()>& launch, double* host_us = nullptr) {
   float ms = 0.0f;
-  const Status status = timer.launch_once(launch, &ms);
+  const Status status = timer.launch_once(launch, &ms, host_us);
   if (!status.ok()) throw LaunchRefused(status);
   return ms;
 }
@@ -432,12 +433,18 @@ void CaseRunner::run(benchmark::State& state, size_t index) {
         warmup_ms += timed_launch(timer_, launch);
       }
     }
+    double host_us = 0.0;     // the launch calls' CPU time, summed over the iterations
     for (auto _ : state) {  // one launch per iteration, its device time the manual time
       in_loop = true;
-      state.SetIterationTime(timed_launch(timer_, launch) * 1e-3);
+      double launch_host_us = 0.0;
+      state.SetIterationTime(timed_launch(timer_, launch, &launch_host_us) * 1e-3);
+      host_us += launch_host_us;
     }
     outcome.measured = true;
     set_rate_counters(state, c);
+    // What a launch costs the CPU (argument checks, tensor maps, the launch
+    // itself): the baseline of a binding's overhead (pytorch/bench_fp8gemm_op.py).
+    state.counters["launch_host_us"] = benchmark::Counter(host_us, benchmark::Counter::kAvgIterations);
     if (outcome.checked) {
       const ErrorMetrics& e = outcome.check.check.result.metrics;
       state.counters["norm_rel_error"] = e.norm_relative_error;

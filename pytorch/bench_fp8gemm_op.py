@@ -1,12 +1,14 @@
-"""torch.ops.fp8gemm.mm against torch._scaled_mm through PyTorch, on the ladder's shapes (e4m3,
-per-tensor scales, BF16 out), measured the way fp8gemm_bench measures the C++ launch: the L2
-flushed before every call (outside the timed events), CUDA events around the call alone, the
-median of the calls. With --driver-json (fp8gemm_bench's JSON for the same step and shapes,
-made in the same session) it also reports the binding's cost: this time minus the driver's.
-It also reports the host time of a call (a loop of calls with no synchronization between
-them, over the number of calls): what the binding adds on the CPU.
+"""torch.ops.fp8gemm.mm against torch._scaled_mm through PyTorch, on the ladder's shapes, with
+fp8gemm_bench's inputs (random normal A and B quantized per tensor to e4m3, per-tensor scales,
+BF16 out) and its timing: the L2 flushed before every call (outside the timed events), CUDA
+events around the call alone, the median of the calls. It also reports the CPU time of a call
+(a loop of calls with no synchronization between them, over the number of calls).
 
-    FP8GEMM_TORCH_LIB=build/pytorch/libfp8gemm_torch.so python3 pytorch/bench_fp8gemm_op.py \\
+With --driver-json (fp8gemm_bench's JSON for the same step and shapes, made in the same session)
+it reports what the binding costs: its device time minus the driver's for the step's plain case,
+and its CPU time per call minus the driver's launch_host_us (the CPU time of the C++ launch).
+
+    FP8GEMM_TORCH_LIB=build/pytorch/libfp8gemm_torch.so python3 pytorch/bench_fp8gemm_op.py \
         --step 09 --driver-json bench.json --out results.json
 """
 import argparse
@@ -47,19 +49,31 @@ def host_us(call, calls=200):
     return elapsed / calls * 1e6
 
 
-def driver_us(path, step):
-    """fp8gemm_bench's median per shape for the step (its plain case <step>/<M>x<N>x<K>)."""
+def driver_results(path, step):
+    """fp8gemm_bench's medians per shape for the step's plain case <step folder>/<M>x<N>x<K>: the
+    device time (us) and the launch's CPU time (us)."""
     if not path:
         return {}
     with open(path) as f:
-        runs = json.load(f)["benchmarks"]
+        runs = [run for run in json.load(f)["benchmarks"] if run.get("aggregate_name") == "median"]
+    names = {run["run_name"].split("/")[0] for run in runs}
+    # The plain case is the shortest name of the step's ("09_persistent", not "09_persistent_fast").
+    plain = min((name for name in names if name.split("_")[0] == step), key=len, default=None)
     result = {}
     for run in runs:
-        name = run.get("run_name", run["name"]).split("/")
-        if len(name) == 2 and name[0].split("_")[0] == step and run.get("aggregate_name") == "median":
+        contender, shape = run["run_name"].split("/")[:2]
+        if contender == plain and run["run_name"].count("/") == 1:
             unit = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[run["time_unit"]]
-            result[name[1]] = run["real_time"] * unit
+            result[shape] = {"device_us": run["real_time"] * unit, "launch_host_us": run.get("launch_host_us")}
     return result
+
+
+def quantized_normal(rows, k):
+    """fp8gemm_bench's operand: N(0, 1) quantized per tensor to e4m3 (its amax to 448), and the
+    dequantization scale."""
+    x = torch.randn(rows, k, device="cuda")
+    scale = x.abs().max() / torch.finfo(torch.float8_e4m3fn).max
+    return (x / scale).to(torch.float8_e4m3fn), scale.float()
 
 
 def main():
@@ -70,19 +84,19 @@ def main():
     parser.add_argument("--out", help="JSON file for the results")
     args = parser.parse_args()
     torch.ops.load_library(args.lib)
-    driver = driver_us(args.driver_json, args.step)
+    driver = driver_results(args.driver_json, args.step)
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
     rows = []
     for m, n, k in SHAPES:
-        a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
-        b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn).t()
-        one = torch.ones((), device="cuda")
+        a, scale_a = quantized_normal(m, k)
+        w, scale_b = quantized_normal(n, k)
+        b = w.t()
 
         def ours():
-            return torch.ops.fp8gemm.mm(a, b, one, one, step=args.step)
+            return torch.ops.fp8gemm.mm(a, b, scale_a, scale_b, step=args.step)
 
         def theirs():
-            return torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+            return torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16)
 
         shape = f"{m}x{n}x{k}"
         row = {"shape": shape, "fp8gemm_us": median_us(ours, flush), "scaled_mm_us": median_us(theirs, flush),
@@ -91,8 +105,11 @@ def main():
         row["fp8gemm_tflops"] = flop / row["fp8gemm_us"] * 1e-6
         row["scaled_mm_tflops"] = flop / row["scaled_mm_us"] * 1e-6
         if shape in driver:
-            row["driver_us"] = driver[shape]
-            row["binding_us"] = row["fp8gemm_us"] - driver[shape]
+            row["driver_us"] = driver[shape]["device_us"]
+            row["binding_device_us"] = row["fp8gemm_us"] - row["driver_us"]
+            if driver[shape]["launch_host_us"] is not None:
+                row["driver_launch_host_us"] = driver[shape]["launch_host_us"]
+                row["binding_host_us"] = row["fp8gemm_host_us"] - row["driver_launch_host_us"]
         rows.append(row)
         print(shape + ": " + ", ".join(f"{key} {value:.2f}" for key, value in row.items() if key != "shape"))
     if args.out:

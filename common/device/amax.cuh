@@ -25,6 +25,13 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+/// Arrives at named barrier `id` for `threads` threads without waiting: the
+/// other side of a named_barrier_sync, for one group of warps to tell another
+/// that it has done something (step 10's consumers taking turns).
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 /// Folds `thread_amax` (>= 0) of every thread of `warps` warps into *d_amax
 /// with one atomic per block. Every thread of those warps must call it;
 /// `scratch` is shared memory for `warps` floats; `barrier_id` a named

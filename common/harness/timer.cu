@@ -1,6 +1,7 @@
 #include "common/harness/timer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 namespace fp8gemm {
@@ -37,13 +38,17 @@ std::string LaunchTimer::flush_description() const {
          std::to_string(l2_bytes_ >> 20) + " MiB + 1 MiB) before every launch, outside the timed events";
 }
 
-Status LaunchTimer::launch_once(const std::function<Status()>& launch, float* ms) {
+Status LaunchTimer::launch_once(const std::function<Status()>& launch, float* ms, double* host_us) {
   // The flush is enqueued first, so the GPU is still busy with it while the
   // host enqueues the event and the launch: the start event is not stamped
   // before the kernel could begin.
   FP8GEMM_CUDA_CHECK(cudaMemsetAsync(flush_buffer_.get(), 0, flush_buffer_.bytes(), stream_));
   FP8GEMM_CUDA_CHECK(cudaEventRecord(start_, stream_));
+  const auto host_start = std::chrono::steady_clock::now();
   const Status status = launch();
+  if (host_us != nullptr) {
+    *host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - host_start).count();
+  }
   if (!status.ok()) {
     FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return status;

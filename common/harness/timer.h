@@ -60,7 +60,8 @@ class LaunchTimer {
   /// `*ms` is left alone; runtime errors (a fault in the kernel) throw. time()
   /// is built on it; callers that drive the launches themselves (the Google
   /// Benchmark cases of bench/, one launch per iteration) call it directly.
-  Status launch_once(const std::function<Status()>& launch, float* ms);
+  /// `*host_us`, if given, gets the CPU time of the `launch` call.
+  Status launch_once(const std::function<Status()>& launch, float* ms, double* host_us = nullptr);
 
   /// "cudaMemsetAsync of 121 MiB (2 x L2 + 1 MiB) before every launch".
   std::string flush_description() const;

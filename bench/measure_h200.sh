@@ -1,67 +1,73 @@
 #!/usr/bin/env bash
-# Step 09 on the H200 in one call, in phases (run in the order given):
-#   tests     the epilogue suite's step 09 cases (SplitKTest: each case run
-#             twice and compared bit for bit), the exact-arithmetic suite and
-#             the shape suite, for step 09
-#   checks    fp8gemm --step 09 --check at a split and an unsplit shape
+# A persistent step (09 and later) on the H200 in one call, in phases (run in
+# the order given):
+#   tests     the step's cases of the exact-arithmetic suite, the epilogue suite
+#             (SplitKTest: each case run twice and compared bit for bit) and the
+#             shape suite
+#   checks    fp8gemm --step N --check at a split and an unsplit shape
 #   sanitize  compute-sanitizer memcheck and racecheck on split and unsplit cases
-#   bench     steps 07-09 beside cuBLASLt on issue 11's shapes and the split-K shapes
-#   mutants   step 09's GPU mutants, from test programs built elsewhere (MUTANTS=DIR,
-#             tests/mutants/run_prebuilt.sh)
 #   units     memcheck and racecheck where blocks take several units (more tiles
-#             than SMs), promoted with block scales and FP8 out, and exact
-#   ncu       Nsight Compute at 4096^3: step 09 promoted and fast, cuBLASLt
-#             default and fast: speed of light, memory (L2 and shared), compute
-#             and warp states, one launch each
-#   torch     torch.ops.fp8gemm.mm on the H200: pytorch/'s tests (pytest) and its
-#             benchmark beside fp8gemm_bench's step 09 on the same shapes
-#             (BIN must also hold libfp8gemm.so.0 and libfp8gemm_torch.so)
+#             than SMs): exact, and promoted with block scales and FP8 out
+#   bench     steps 07 to this one beside cuBLASLt on issue 11's shapes and the
+#             split-K shapes (BENCH_STEPS=07,09,... to choose others)
+#   mutants   GPU mutants from test programs built elsewhere (MUTANTS=DIR,
+#             tests/mutants/run_prebuilt.sh)
+#   ncu       Nsight Compute at 4096^3: the step promoted and fast, cuBLASLt
+#             default and fast: speed of light, memory (L2 and shared), compute,
+#             warp states and scheduler, one launch each
+#   torch     torch.ops.fp8gemm.mm on the step: pytorch/'s tests (pytest) and its
+#             benchmark beside fp8gemm_bench's on the same shapes (BIN must also
+#             hold libfp8gemm.so.0 and libfp8gemm_torch.so)
 #
-# Usage: OUT=DIR bash steps/09_persistent/measure_h200.sh COMMIT BIN PHASE...
-#   BIN: a folder holding test_epilogue_gpu, test_exact_gpu, test_steps_gpu,
-#   fp8gemm_bench, fp8gemm and the libbenchmark they link, built from COMMIT
-#   elsewhere. JSON lands in $OUT; the logs in $OUT/logs.tar.gz.
+# Usage: OUT=DIR bash bench/measure_h200.sh STEP COMMIT BIN PHASE...
+#   STEP: the step's folder name (09_persistent). BIN: a folder holding
+#   test_epilogue_gpu, test_exact_gpu, test_steps_gpu, fp8gemm_bench, fp8gemm
+#   and the libbenchmark they link, built from COMMIT elsewhere. JSON lands in
+#   $OUT; the logs in $OUT/logs.tar.gz.
 set -uo pipefail
-commit="$1"
-bin="$2"
-shift 2
+step="$1"
+commit="$2"
+bin="$3"
+shift 3
+number=${step%%_*}
 LOGS="$OUT/logs"
 mkdir -p "$LOGS"
 trap 'tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"' EXIT
 export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export FP8GEMM_REQUIRE_GPU=1
-echo "commit $commit"
+echo "step $step, commit $commit"
 shapes=4096x4096x4096,8192x8192x8192,4096x7168x16384,4096x4096x7168,4096x32768x512
 shapes+=,64x2112x7168,64x32768x512,128x7168x16384,1024x1024x16384
+bench_steps=${BENCH_STEPS:-$(seq -s, -f %02g 7 "$((10#$number))")}
 
 for phase in "$@"; do
   case "$phase" in
     tests)
       for t in test_exact_gpu test_epilogue_gpu test_steps_gpu; do
-        timeout 150 "$bin/$t" --gtest_filter='*09_persistent*' > "$LOGS/${t}_09.log" 2>&1
-        echo "$t rc=$? ${SECONDS}s: $(tail -n 1 "$LOGS/${t}_09.log")"
-        grep -E "^\[  FAILED  \]" "$LOGS/${t}_09.log" | head -5
+        timeout 150 "$bin/$t" --gtest_filter="*${step}*" > "$LOGS/${t}_${number}.log" 2>&1
+        echo "$t rc=$? ${SECONDS}s: $(tail -n 1 "$LOGS/${t}_${number}.log")"
+        grep -E "^\[  FAILED  \]" "$LOGS/${t}_${number}.log" | head -5
       done
       ;;
     checks)
       for shape in "64 2112 7168" "4096 4096 4096"; do
         read -r m n k <<< "$shape"
-        timeout 30 "$bin/fp8gemm" --step 09 --m "$m" --n "$n" --k "$k" --check >> "$LOGS/checks.log" 2>&1
-        echo "fp8gemm --step 09 ${m}x${n}x${k} --check: rc=$?"
+        timeout 30 "$bin/fp8gemm" --step "$number" --m "$m" --n "$n" --k "$k" --check >> "$LOGS/checks.log" 2>&1
+        echo "fp8gemm --step $number ${m}x${n}x${k} --check: rc=$?"
       done
       grep -E "^launch:|check PASS|FAIL" "$LOGS/checks.log" | head -6
       ;;
     sanitize)
-      filter='*SplitKTest*09_persistent*37x1000x1008*:*SplitKTest*09_persistent_block*255x1000x1008*'
+      filter="*SplitKTest*${step}*37x1000x1008*:*SplitKTest*${step}_block*255x1000x1008*"
       timeout 120 compute-sanitizer --tool memcheck "$bin/test_epilogue_gpu" --gtest_filter="$filter" \
-        > "$LOGS/memcheck_09.log" 2>&1
-      echo "memcheck rc=$? ${SECONDS}s: $(grep 'ERROR SUMMARY' "$LOGS/memcheck_09.log" | tail -1)"
+        > "$LOGS/memcheck_${number}.log" 2>&1
+      echo "memcheck rc=$? ${SECONDS}s: $(grep 'ERROR SUMMARY' "$LOGS/memcheck_${number}.log" | tail -1)"
       timeout 150 compute-sanitizer --tool racecheck "$bin/test_epilogue_gpu" --gtest_filter="$filter" \
-        > "$LOGS/racecheck_09.log" 2>&1
-      echo "racecheck rc=$? ${SECONDS}s: $(grep -E 'RACECHECK SUMMARY' "$LOGS/racecheck_09.log" | tail -1)"
+        > "$LOGS/racecheck_${number}.log" 2>&1
+      echo "racecheck rc=$? ${SECONDS}s: $(grep -E 'RACECHECK SUMMARY' "$LOGS/racecheck_${number}.log" | tail -1)"
       ;;
     bench)
-      timeout 150 "$bin/fp8gemm_bench" --steps=07,08,09 --shapes=$shapes --benchmark_repetitions=3 \
+      timeout 240 "$bin/fp8gemm_bench" --steps="$bench_steps" --shapes=$shapes --benchmark_repetitions=3 \
         --benchmark_min_time=0.05 --benchmark_out="$OUT/bench_persistent.json" --benchmark_out_format=json \
         > "$LOGS/bench_persistent.log" 2>&1
       echo "bench rc=$? ${SECONDS}s"
@@ -71,7 +77,7 @@ for phase in "$@"; do
       tests/mutants/run_prebuilt.sh "${MUTANTS:?MUTANTS=DIR of prebuilt mutants}" "$LOGS"
       ;;
     units)
-      filter='*ExactTest*09_persistent_4097x1008x1000:*EpilogueTest*09_persistent_block_bias_gelu_e4m3_2048x2048x2048*'
+      filter="*ExactTest*${step}_4097x1008x1000:*EpilogueTest*${step}_block_bias_gelu_e4m3_2048x2048x2048*"
       for tool in memcheck racecheck; do
         for t in test_exact_gpu test_epilogue_gpu; do
           timeout 150 compute-sanitizer --tool $tool "$bin/$t" --gtest_filter="$filter" > "$LOGS/${tool}_units_$t.log" 2>&1
@@ -81,12 +87,12 @@ for phase in "$@"; do
       done
       ;;
     ncu)
-      for run in "09" "09 --fast-accum" "cublaslt" "cublaslt_fast"; do
+      for run in "$number" "$number --fast-accum" "cublaslt" "cublaslt_fast"; do
         name=$(echo "$run" | tr -d ' -')
         # shellcheck disable=SC2086  # the run's words are options
         timeout 120 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
           --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats --print-details all \
-          -k regex:'persistent_fp8|nvjet|sm90' --launch-skip 3 --launch-count 1 "$bin/fp8gemm" --step $run \
+          -k regex:'fp8_gemm_kernel|nvjet' --launch-skip 3 --launch-count 1 "$bin/fp8gemm" --step $run \
           > "$LOGS/ncu_$name.txt" 2>&1
         echo "ncu $run rc=$? ${SECONDS}s: $(grep -E '^ +Duration' "$LOGS/ncu_$name.txt" | head -1)"
         grep -E '^ +(L2 Cache Throughput|L1/TEX Cache Throughput|Compute \(SM\) Throughput|SM Frequency|Duration) ' \
@@ -101,11 +107,11 @@ for phase in "$@"; do
       echo "pytest rc=$? ${SECONDS}s: $(tail -n 1 "$LOGS/pytest.log")"
       grep -E "^(FAILED|ERROR|SKIPPED)" "$LOGS/pytest.log" | head -12
       torch_shapes=4096x4096x4096,8192x8192x8192,64x2112x7168,1024x1024x16384,128x7168x16384
-      timeout 120 "$bin/fp8gemm_bench" --steps=09 --shapes=$torch_shapes --benchmark_filter='^09_' \
+      timeout 120 "$bin/fp8gemm_bench" --steps="$number" --shapes=$torch_shapes --benchmark_filter="^${number}_" \
         --benchmark_repetitions=3 --benchmark_min_time=0.05 --benchmark_out="$OUT/torch_driver.json" \
         --benchmark_out_format=json > "$LOGS/torch_driver.log" 2>&1
       echo "driver bench rc=$? ${SECONDS}s"
-      PYTHONUNBUFFERED=1 timeout 150 python3 pytorch/bench_fp8gemm_op.py --step 09 \
+      PYTHONUNBUFFERED=1 timeout 150 python3 pytorch/bench_fp8gemm_op.py --step "$number" \
         --driver-json "$OUT/torch_driver.json" --out "$OUT/torch_bench.json" 2>&1 | tee "$LOGS/torch_bench.log"
       ;;
     *) echo "unknown phase $phase"; exit 2 ;;
