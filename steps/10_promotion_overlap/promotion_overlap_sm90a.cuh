@@ -41,6 +41,8 @@
 #include <cuda_fp8.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 
 #include "common/device/amax.cuh"
@@ -137,7 +139,13 @@ constexpr int kWgmmaK = 32;  // K of one FP8 wgmma
 // kBlockScales: A has 1 x 128 or B has 128 x 128 scales, applied at each
 // promotion (so kPromote is true). kSplit: the units split K (slices > 1);
 // without it the kernel has no split-K code.
-template <class T, Fp8Format kFormatA, Fp8Format kFormatB, bool kPromote, bool kBlockScales, bool kSplit>
+// When a warpgroup gives the other its turn (measured three ways, issue 11 run 3):
+// once its K block's wgmmas are issued, once their first half is done, or
+// once they are all done.
+enum TurnSignal { kTurnWhenIssued = 0, kTurnWhenHalfDone = 1, kTurnWhenDone = 2 };
+
+template <class T, Fp8Format kFormatA, Fp8Format kFormatB, bool kPromote, bool kBlockScales, bool kSplit,
+          int kTurn = kTurnWhenDone>
 __global__ void __launch_bounds__(T::kThreads, 1)
     promotion_overlap_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
                                const __grid_constant__ CUtensorMap tensor_map_b,
@@ -328,13 +336,21 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
         const bool accumulate = kPromote ? kk > 0 : (kb > u.kb_begin || kk > 0);
         wgmma_m64nk32<kBlockN, kFormatA, kFormatB>(accum, desc_a + 2 * kk, desc_b + 2 * kk, accumulate);
+        if (kTakeTurns && kTurn == kTurnWhenHalfDone && kk == kBlockK / kWgmmaK / 2 - 1) wgmma_commit_group();
       }
       wgmma_commit_group();
-      if constexpr (kTakeTurns) named_barrier_arrive(kTurnBarrier + warpgroup, kBothWarpgroups);  // the other's turn
+      if constexpr (kTakeTurns && kTurn == kTurnWhenIssued) {
+        named_barrier_arrive(kTurnBarrier + warpgroup, kBothWarpgroups);  // the other's turn
+      }
       fence_registers(accum);
       if constexpr (kPromote) {
+        if constexpr (kTakeTurns && kTurn == kTurnWhenHalfDone) {
+          wgmma_wait_group<1>();
+          named_barrier_arrive(kTurnBarrier + warpgroup, kBothWarpgroups);
+        }
         wgmma_wait_group<0>();
         fence_registers(accum);
+        if constexpr (kTakeTurns && kTurn == kTurnWhenDone) named_barrier_arrive(kTurnBarrier + warpgroup, kBothWarpgroups);
         if (kBlockScales || lane == 0) mbarrier_arrive(shared_address(&empty_barrier[stage]));
         if constexpr (kBlockScales) {
           const float block_scale[2] = {scales[0] * scales[2], scales[1] * scales[2]};
@@ -415,23 +431,44 @@ using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUte
 
 // The kernel for one tile shape, pair of formats (e4m3 or e5m2 each),
 // accumulation mode, and split or not.
-template <class T, bool kPromote, bool kBlockScales>
+template <class T, bool kPromote, bool kBlockScales, int kTurn = kTurnWhenDone>
 KernelFunction select_kernel(Fp8Format a, Fp8Format b, bool split) {
   constexpr Fp8Format kE4 = Fp8Format::kE4M3, kE5 = Fp8Format::kE5M2;
   if (a == kE4 && b == kE4) {
-    return split ? promotion_overlap_fp8_gemm_kernel<T, kE4, kE4, kPromote, kBlockScales, true>
-                 : promotion_overlap_fp8_gemm_kernel<T, kE4, kE4, kPromote, kBlockScales, false>;
+    return split ? promotion_overlap_fp8_gemm_kernel<T, kE4, kE4, kPromote, kBlockScales, true, kTurn>
+                 : promotion_overlap_fp8_gemm_kernel<T, kE4, kE4, kPromote, kBlockScales, false, kTurn>;
   }
   if (a == kE4) {
-    return split ? promotion_overlap_fp8_gemm_kernel<T, kE4, kE5, kPromote, kBlockScales, true>
-                 : promotion_overlap_fp8_gemm_kernel<T, kE4, kE5, kPromote, kBlockScales, false>;
+    return split ? promotion_overlap_fp8_gemm_kernel<T, kE4, kE5, kPromote, kBlockScales, true, kTurn>
+                 : promotion_overlap_fp8_gemm_kernel<T, kE4, kE5, kPromote, kBlockScales, false, kTurn>;
   }
   if (b == kE4) {
-    return split ? promotion_overlap_fp8_gemm_kernel<T, kE5, kE4, kPromote, kBlockScales, true>
-                 : promotion_overlap_fp8_gemm_kernel<T, kE5, kE4, kPromote, kBlockScales, false>;
+    return split ? promotion_overlap_fp8_gemm_kernel<T, kE5, kE4, kPromote, kBlockScales, true, kTurn>
+                 : promotion_overlap_fp8_gemm_kernel<T, kE5, kE4, kPromote, kBlockScales, false, kTurn>;
   }
-  return split ? promotion_overlap_fp8_gemm_kernel<T, kE5, kE5, kPromote, kBlockScales, true>
-               : promotion_overlap_fp8_gemm_kernel<T, kE5, kE5, kPromote, kBlockScales, false>;
+  return split ? promotion_overlap_fp8_gemm_kernel<T, kE5, kE5, kPromote, kBlockScales, true, kTurn>
+               : promotion_overlap_fp8_gemm_kernel<T, kE5, kE5, kPromote, kBlockScales, false, kTurn>;
+}
+
+// The turn signal for this run: FP8GEMM_STEP10_TURN = issued, half or done
+// (the measurement of issue 11 run 3); done where it is not set.
+int turn_signal() {
+  static const int turn = []() -> int {
+    const char* value = std::getenv("FP8GEMM_STEP10_TURN");
+    if (value == nullptr) return static_cast<int>(kTurnWhenDone);
+    const std::string name(value);
+    return name == "issued" ? kTurnWhenIssued : name == "half" ? kTurnWhenHalfDone : kTurnWhenDone;
+  }();
+  return turn;
+}
+
+template <class T, bool kBlockScales>
+KernelFunction select_promoted_kernel(Fp8Format a, Fp8Format b, bool split) {
+  switch (turn_signal()) {
+    case kTurnWhenIssued: return select_kernel<T, true, kBlockScales, kTurnWhenIssued>(a, b, split);
+    case kTurnWhenHalfDone: return select_kernel<T, true, kBlockScales, kTurnWhenHalfDone>(a, b, split);
+    default: return select_kernel<T, true, kBlockScales, kTurnWhenDone>(a, b, split);
+  }
 }
 
 // The launch plan of a GEMM: its tile shape, slice count and grid, and what
@@ -530,8 +567,8 @@ Status launch_with_tile(const GemmArgs& args, const LaunchPlan& plan) {
   const bool split = plan.slices > 1;
   const KernelFunction kernel = args.fast_accumulation
                                     ? select_kernel<T, false, false>(args.a_format, args.b_format, split)
-                                : block_scales ? select_kernel<T, true, true>(args.a_format, args.b_format, split)
-                                               : select_kernel<T, true, false>(args.a_format, args.b_format, split);
+                                : block_scales ? select_promoted_kernel<T, true>(args.a_format, args.b_format, split)
+                                               : select_promoted_kernel<T, false>(args.a_format, args.b_format, split);
   status = sm90::kernel_has_sm90a_image(kernel, block_scales ? T::kStaticSharedBytesWithScales : T::kStaticSharedBytes);
   if (!status.ok()) return status;
   status = reserve_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), T::kDynamicSharedBytes);
