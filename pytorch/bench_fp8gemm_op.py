@@ -55,7 +55,8 @@ def driver_results(path, step):
     if not path:
         return {}
     with open(path) as f:
-        runs = [run for run in json.load(f)["benchmarks"] if run.get("aggregate_name") == "median"]
+        results = json.load(f)
+    runs = [run for run in results["benchmarks"] if run.get("aggregate_name") == "median"]
     names = {run["run_name"].split("/")[0] for run in runs}
     # The plain case is the shortest name of the step's ("09_persistent", not "09_persistent_fast").
     plain = min((name for name in names if name.split("_")[0] == step), key=len, default=None)
@@ -65,6 +66,7 @@ def driver_results(path, step):
         if contender == plain and run["run_name"].count("/") == 1:
             unit = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[run["time_unit"]]
             result[shape] = {"device_us": run["real_time"] * unit, "launch_host_us": run.get("launch_host_us")}
+    result["commit"] = results["context"].get("git_commit")  # the library's, as the driver recorded it
     return result
 
 
@@ -115,6 +117,7 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"torch": torch.__version__, "gpu": torch.cuda.get_device_name(), "step": args.step,
+                       "commit": driver.get("commit"),
                        "timing": "L2 flushed before each call (outside the events); median of 100 calls, CUDA "
                                  "events around each, 10 warm-up calls; host_us: CPU time per call over a loop "
                                  "of 200 calls without synchronization",

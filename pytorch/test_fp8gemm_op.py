@@ -180,3 +180,15 @@ def test_cuda_graph_capture():
     graph.replay()
     torch.cuda.synchronize()
     assert torch.equal(captured, expected)
+
+
+def test_readme_example_runs_as_written():
+    """README.md's "Use it from your code" example, run as printed (the library path aside)."""
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    section = readme[readme.index("## Use it from your code"):]
+    example = section[section.index("```python") + len("```python"):]
+    example = example[:example.index("```")]
+    namespace = {}
+    exec(example.replace('"build/pytorch/libfp8gemm_torch.so"', repr(LIB)), namespace)
+    y = namespace["y"]
+    assert y.shape == (4096, 2048) and y.dtype == torch.bfloat16 and torch.isfinite(y).all()

@@ -13,6 +13,20 @@
 namespace fp8gemm {
 namespace {
 
+// The 32-bit arithmetic a kernel may ask for (step 10) gives the same slices.
+TEST(KSlice, IntArithmeticMatchesTheDefault) {
+  for (int k_blocks : {1, 7, 56, 129, 100000}) {
+    for (int slices : {1, 3, 8, 200}) {
+      for (int s = 0; s < slices; ++s) {
+        const KBlockRange narrow = k_slice<int>(k_blocks, slices, s);
+        const KBlockRange wide = k_slice(k_blocks, slices, s);
+        ASSERT_EQ(narrow.first, wide.first) << k_blocks << " blocks, slice " << s << " of " << slices;
+        ASSERT_EQ(narrow.count, wide.count) << k_blocks << " blocks, slice " << s << " of " << slices;
+      }
+    }
+  }
+}
+
 // Every K block belongs to exactly one slice, the slices are contiguous and
 // in order, and their sizes differ by at most one.
 TEST(KSlice, CoversEveryKBlockOnceInOrderWithSizesWithinOne) {

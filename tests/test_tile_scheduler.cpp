@@ -83,5 +83,32 @@ TEST(PersistentTiles, BlocksShareTheTilesWithoutGapOrOverlap) {
   }
 }
 
+// The 32-bit arithmetic a kernel may ask for (step 10) gives the same tiles
+// and the same shares as the 64-bit default, wherever the numbers fit.
+TEST(GroupedTile, IntArithmeticMatchesTheDefault) {
+  for (int m_tiles : {1, 5, 32, 257}) {
+    for (int n_tiles : {1, 3, 57, 256}) {
+      for (int group_rows : {1, 8, 300}) {
+        for (int number = 0; number < m_tiles * n_tiles; number += 7) {
+          const TileCoord narrow = grouped_tile<int>(number, m_tiles, n_tiles, group_rows);
+          const TileCoord wide = grouped_tile(number, m_tiles, n_tiles, group_rows);
+          ASSERT_EQ(narrow.m_block, wide.m_block) << number;
+          ASSERT_EQ(narrow.n_block, wide.n_block) << number;
+        }
+      }
+    }
+  }
+  for (int tiles : {0, 1, 133, 65536}) {
+    for (int blocks : {1, 132}) {
+      for (int block = 0; block < blocks; ++block) {
+        const int count = persistent_tile_count<int>(tiles, blocks, block);
+        ASSERT_EQ(count, persistent_tile_count(tiles, blocks, block));
+        if (count > 0) ASSERT_EQ(persistent_tile_number<int>(blocks, block, count - 1),
+                                 persistent_tile_number(blocks, block, count - 1));
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fp8gemm

@@ -41,6 +41,23 @@ int sm_count_of_current_device();
 /// zero. Growing frees the old buffer (cudaFree waits for the GPU).
 Status split_k_workspace(cudaStream_t stream, size_t floats, size_t tiles, float** workspace, unsigned** counters);
 
+/// Which operands align_operand_rows() copied.
+struct AlignedCopies {
+  bool a = false;
+  bool b = false;
+};
+
+/// For a kernel that reads A and B through the TMA (rows on 16-byte
+/// boundaries) and accepts any rows: each operand whose pointer or leading
+/// dimension is not a multiple of `bytes` (a multiple of 16) is copied, on
+/// args->stream, into a buffer of this device and stream whose rows are K
+/// rounded up to `bytes` long, zero past K; `*args` then points at the copy
+/// (a, lda or b, ldb). Operands already aligned are left as they are. The
+/// buffer is kept and grown like split_k_workspace's. The copy reads and
+/// writes each operand once: the price of a misaligned row, measured in
+/// step 10's chapter.
+Status align_operand_rows(GemmArgs* args, int64_t bytes, AlignedCopies* copies);
+
 /// True when A has 1 x 128 or B has 128 x 128 scales: scales that change
 /// along K, which a kernel applies at each promotion.
 inline bool has_block_scales(const GemmArgs& args) {

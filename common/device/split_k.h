@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "common/device/tile_scheduler.h"  // Exactly
 #include "common/portability.h"
 
 namespace fp8gemm {
@@ -28,9 +29,12 @@ struct KBlockRange {
 /// first k_blocks % slices slices get one block more. The runs cover every K
 /// block exactly once, in order. With more slices than K blocks, the last
 /// slices are empty (count 0).
-FP8GEMM_HOST_DEVICE inline KBlockRange k_slice(int64_t k_blocks, int slices, int slice) {
-  const int64_t base = k_blocks / slices;
-  const int64_t extra = k_blocks % slices;
+/// The arithmetic is done in `Int` (int64_t unless named: see
+/// common/device/tile_scheduler.h on why a kernel may ask for int).
+template <class Int = int64_t>
+FP8GEMM_HOST_DEVICE inline KBlockRange k_slice(typename Exactly<Int>::type k_blocks, int slices, int slice) {
+  const Int base = k_blocks / slices;
+  const Int extra = k_blocks % slices;
   KBlockRange r;
   r.count = base + (slice < extra ? 1 : 0);
   r.first = slice * base + (slice < extra ? slice : extra);

@@ -25,6 +25,13 @@
 ///
 /// The last group may have fewer rows (M's tiles not a multiple of
 /// group_rows); it is numbered the same way with its own height.
+///
+/// The arithmetic is done in `Int`, int64_t unless the caller names another
+/// type (`grouped_tile<int>(...)`): a kernel whose launcher has checked that
+/// every number fits in an int can ask for 32-bit arithmetic, because a 64-bit
+/// division is a subroutine call in GPU code, and a call in a kernel that
+/// moves registers between warpgroups (setmaxnreg, step 10) makes ptxas keep
+/// the whole kernel within the launch's register budget.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +39,14 @@
 #include "common/portability.h"
 
 namespace fp8gemm {
+
+/// A parameter of type `typename Exactly<T>::type` is not deduced from the
+/// argument: the template's default (or the type the caller names) applies,
+/// and arguments of other integer types convert to it.
+template <class T>
+struct Exactly {
+  using type = T;
+};
 
 /// A tile of D: its row of tiles (rows m_block * tile rows ...) and column of tiles.
 struct TileCoord {
@@ -43,13 +58,15 @@ struct TileCoord {
 /// grouped order above, group_rows >= 1. The two ends: group_rows = 1 walks
 /// row after row of tiles (N fastest); group_rows >= m_tiles walks column
 /// after column (M fastest), the order of steps 05 to 08's grids.
-FP8GEMM_HOST_DEVICE inline TileCoord grouped_tile(int64_t number, int64_t m_tiles, int64_t n_tiles,
-                                                  int64_t group_rows) {
-  const int64_t tiles_per_group = group_rows * n_tiles;
-  const int64_t group = number / tiles_per_group;
-  const int64_t first_row = group * group_rows;
-  const int64_t rows = m_tiles - first_row < group_rows ? m_tiles - first_row : group_rows;  // the last group
-  const int64_t in_group = number - group * tiles_per_group;
+template <class Int = int64_t>
+FP8GEMM_HOST_DEVICE inline TileCoord grouped_tile(typename Exactly<Int>::type number, typename Exactly<Int>::type m_tiles,
+                                                  typename Exactly<Int>::type n_tiles,
+                                                  typename Exactly<Int>::type group_rows) {
+  const Int tiles_per_group = group_rows * n_tiles;
+  const Int group = number / tiles_per_group;
+  const Int first_row = group * group_rows;
+  const Int rows = m_tiles - first_row < group_rows ? m_tiles - first_row : group_rows;  // the last group
+  const Int in_group = number - group * tiles_per_group;
   TileCoord t;
   t.m_block = first_row + in_group % rows;
   t.n_block = in_group / rows;
@@ -59,12 +76,16 @@ FP8GEMM_HOST_DEVICE inline TileCoord grouped_tile(int64_t number, int64_t m_tile
 /// How many tiles block `block` of `blocks` takes when it takes every
 /// blocks-th tile of `tiles`, starting with its own number: the first
 /// tiles % blocks blocks take one more than the others.
-FP8GEMM_HOST_DEVICE inline int64_t persistent_tile_count(int64_t tiles, int64_t blocks, int64_t block) {
+template <class Int = int64_t>
+FP8GEMM_HOST_DEVICE inline Int persistent_tile_count(typename Exactly<Int>::type tiles, typename Exactly<Int>::type blocks,
+                                                     typename Exactly<Int>::type block) {
   return block < tiles ? (tiles - block + blocks - 1) / blocks : 0;
 }
 
 /// The number of the i-th tile (0 <= i < persistent_tile_count) block `block` takes.
-FP8GEMM_HOST_DEVICE inline int64_t persistent_tile_number(int64_t blocks, int64_t block, int64_t i) {
+template <class Int = int64_t>
+FP8GEMM_HOST_DEVICE inline Int persistent_tile_number(typename Exactly<Int>::type blocks, typename Exactly<Int>::type block,
+                                                      typename Exactly<Int>::type i) {
   return block + i * blocks;
 }
 

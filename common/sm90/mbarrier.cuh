@@ -78,6 +78,22 @@ __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
   }
 }
 
+/// mbarrier_wait for a whole warp, every branch taken by all its lanes
+/// together (votes), with the same timeout. For a warp with wgmmas in flight
+/// across the wait: mbarrier_wait's per-lane loop puts its __trap() on a
+/// divergent path, and ptxas then serializes every wgmma of the kernel
+/// (C7518) and, after setmaxnreg, does not use the registers it raised (step
+/// 10 spilled at R165-R208 of 240). Every lane of the warp must call it. A
+/// lane that saw the phase complete may poll it again: the phase cannot
+/// complete a second time before this warp has released the stage.
+__device__ __forceinline__ void mbarrier_wait_warp(uint32_t bar, uint32_t parity) {
+  if (__all_sync(0xFFFFFFFFu, mbarrier_try_wait(bar, parity))) return;
+  const uint64_t start = global_timer_ns();
+  while (!__all_sync(0xFFFFFFFFu, mbarrier_try_wait(bar, parity))) {
+    if (__any_sync(0xFFFFFFFFu, global_timer_ns() - start > kBarrierTimeoutNs)) __trap();
+  }
+}
+
 }  // namespace sm90
 }  // namespace fp8gemm
 #endif  // FP8GEMM_SM90A_PARSE

@@ -1,35 +1,49 @@
-// Step 10 (Hopper) — promotion overlapped with the other warpgroup's wgmmas:
-// the two consumer warpgroups take turns at the tensor cores, so that one
-// promotes its products while the other's wgmmas run.
+// Step 10 (Hopper) — promotion overlapped with the next K block's wgmmas:
+// two sets of accumulators per consumer thread, and registers moved from the
+// producer warpgroup to the consumers (setmaxnreg) to hold them.
 //
 // Step 09's consumers promote (add a K block's wgmma products into FP32
-// totals, with the block scales where there are some) after waiting for those
-// wgmmas to finish. Both warpgroups wait for the same stage, issue their
-// wgmmas at the same moment, finish together and promote together: while
-// they promote, nothing is queued on the tensor cores. Nsight Compute on step
-// 09 at 4096^3 (issue 11 run 2): the tensor pipe active 56 % of the time with
-// promotion, 74 % with fast accumulation (no promotion, no waiting), 81 % for
-// cuBLASLt's promoted kernel.
+// totals, with the block scales where there are some) after waiting for all of
+// that K block's wgmmas: between the last wgmma of one K block and the first of
+// the next, the warpgroup's queue on the tensor cores is empty, for the
+// wgmmas' latency, the promotion, the stage's release and the next stage's
+// wait. Nsight Compute at 4096^3 (issue 11 run 2): the tensor pipe active
+// 56 % of the time with promotion, 74 % with fast accumulation (which never
+// waits inside a tile), 81 % for cuBLASLt's promoted kernel.
 //
-// Here the warpgroups issue in turns: warpgroup 0 issues a K block's wgmmas
-// and tells warpgroup 1 (a named barrier, arrive without waiting); warpgroup 1
-// waits for that, issues the same K block's wgmmas and tells warpgroup 0, which
-// waits for it before issuing the next K block. Each SM sub-partition's tensor
-// core runs the wgmmas in the order they were issued, so the two warpgroups'
-// work alternates on it: while one warpgroup's K block runs, the other waits
-// for its own, promotes it and queues its next one behind. The tensor cores
-// stay busy as long as a promotion takes less time than one warpgroup's K
-// block of wgmmas (64 x 128 x 128: about 256 cycles). No register is added:
-// the other remedy, two sets of accumulators per warpgroup (one in the wgmmas,
-// one being promoted), needs 2 x 64 + 64 FP32 registers per thread, and ptxas
-// allocated them within the 168 that 384 threads per block leave, spilling
-// (the chapter, README.md, gives the figures).
+// Here K block j's wgmmas are issued into one accumulator set before block
+// j - 1's, in the other set, are waited for (wgmma_wait_group<1>): the
+// tensor cores run block j while the warpgroup releases block j - 1's stage
+// and promotes it. Two sets of 64 FP32 per thread plus the 64 totals are 192
+// registers, more than the 168 per thread a block of 384 threads may have at
+// launch. The producer warpgroup needs few (one thread issues TMA loads, one
+// warp copies block scales), so it lowers its budget to kProducerRegisters
+// and the consumers raise theirs to kConsumerRegisters (setmaxnreg;
+// 128 x 48 + 256 x 224 = 63488 of the SM's 65536). ptxas allocates each
+// path within its budget only where nothing stands in its way, and four
+// things did (each found from ptxas -v and the SASS; the chapter tells it):
+//   - a call: a 64-bit division or a float division is a subroutine in GPU
+//     code; the unit numbering is 32-bit here (grouped_tile<int>, ...) and
+//     1 / d_scale comes from the host;
+//   - a trap on a divergent path while wgmmas are in flight: the consumers
+//     wait for a stage with mbarrier_wait_warp, whose branches are
+//     warp-uniform;
+//   - the compiler moving a promotion's adds below the next K block's issue
+//     (4 sets live): a register fence on the totals after each promotion;
+//   - values computed before the roles part, live across setmaxnreg: each
+//     role computes its own walk of the units after it.
+// A leftover: ptxas cannot see that no wgmma is pending after the K loop
+// on every path, and serializes them all (C7518) unless a wait says so.
+//
+// Measured first and dropped (the chapter gives the figures): the two
+// consumer warpgroups taking turns at the tensor cores (one promotes while
+// the other's wgmmas run), which needs no register; it was slower than step
+// 09 whichever moment the turn was handed over.
 //
 // Everything else is step 09's: one block per SM walking (tile, slice) units
 // in grouped order, the ring's stage and phase carried across units, D through
 // shared memory and the TMA, split-K in a workspace, the amax once per block.
-// Fast accumulation (no promotion) and the 64 x 64 tiles of small M (one
-// consumer warpgroup) have nothing to overlap and run as in step 09.
+// Fast accumulation (no promotion) keeps one set.
 //
 // Requires sm_90a; the chapter (README.md) explains every piece.
 //
@@ -41,8 +55,6 @@
 #include <cuda_fp8.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <string>
 #include <type_traits>
 
 #include "common/device/amax.cuh"
@@ -129,7 +141,10 @@ constexpr int kScaleLoaderWarp = 1;       // the producer warpgroup's warp that 
 constexpr int kAmaxBarrier = 1;           // the named barrier of the consumers' amax reduction
 constexpr int kStoreBarrier = 2;          // + w: warpgroup w's, around its TMA store
 constexpr int kPartialBarrier = 4;        // the consumers', around a split-K unit's count
-constexpr int kTurnBarrier = 5;           // + w: "warpgroup w has issued its K block's wgmmas"
+// The register budgets with two consumer warpgroups (setmaxnreg): the
+// producer's single TMA thread and scale loader need few.
+constexpr int kProducerRegisters = 48;
+constexpr int kConsumerRegisters = 224;
 
 #if FP8GEMM_SM90A_DEVICE
 constexpr int kWgmmaK = 32;  // K of one FP8 wgmma
@@ -139,18 +154,12 @@ constexpr int kWgmmaK = 32;  // K of one FP8 wgmma
 // kBlockScales: A has 1 x 128 or B has 128 x 128 scales, applied at each
 // promotion (so kPromote is true). kSplit: the units split K (slices > 1);
 // without it the kernel has no split-K code.
-// When a warpgroup gives the other its turn (measured three ways, issue 11 run 3):
-// once its K block's wgmmas are issued, once their first half is done, or
-// once they are all done.
-enum TurnSignal { kTurnWhenIssued = 0, kTurnWhenHalfDone = 1, kTurnWhenDone = 2 };
-
-template <class T, Fp8Format kFormatA, Fp8Format kFormatB, bool kPromote, bool kBlockScales, bool kSplit,
-          int kTurn = kTurnWhenDone>
+template <class T, Fp8Format kFormatA, Fp8Format kFormatB, bool kPromote, bool kBlockScales, bool kSplit>
 __global__ void __launch_bounds__(T::kThreads, 1)
     promotion_overlap_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
                                const __grid_constant__ CUtensorMap tensor_map_b,
                                const __grid_constant__ CUtensorMap tensor_map_d, GemmArgs args, bool store_through_tma,
-                               int slices, float* workspace, unsigned* counters) {
+                               int slices, float* workspace, unsigned* counters, float inverse_d_scale) {
 #if FP8GEMM_SM90A_DEVICE
   using namespace sm90;
   // The tile's shape and what follows from it (struct Tile).
@@ -175,24 +184,37 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // the tiles in the grouped order of common/device/tile_scheduler.h. This
   // block takes units blockIdx.x, blockIdx.x + gridDim.x, ...: the producer
   // and the consumers walk the same list, each at its own pace.
-  const int64_t m_tiles = (args.m + kBlockM - 1) / kBlockM;
-  const int64_t n_tiles = (args.n + kBlockN - 1) / kBlockN;
-  const int k_blocks = static_cast<int>((args.k + kBlockK - 1) / kBlockK);  // the last one zero-filled past K
-  const int64_t my_units = persistent_tile_count(m_tiles * n_tiles * slices, gridDim.x, blockIdx.x);
+  // In 32-bit arithmetic (the launcher has checked that every number fits):
+  // a 64-bit division is a call, and a call would keep ptxas from giving the
+  // consumers the registers setmaxnreg gives them (see kConsumerRegisters).
+  // Each role makes its own Walk after its setmaxnreg: values computed before
+  // it stay live across it, and the producer's 40 registers had to spill them.
+  struct Walk {
+    int m_tiles, n_tiles, k_blocks;  // the last K block zero-filled past K
+    int units;                       // this block's
+  };
+  const auto make_walk = [&] {
+    Walk w;
+    w.m_tiles = static_cast<int>((args.m + kBlockM - 1) / kBlockM);
+    w.n_tiles = static_cast<int>((args.n + kBlockN - 1) / kBlockN);
+    w.k_blocks = static_cast<int>((args.k + kBlockK - 1) / kBlockK);
+    w.units = persistent_tile_count<int>(w.m_tiles * w.n_tiles * slices, gridDim.x, blockIdx.x);
+    return w;
+  };
   struct Unit {
     int m_block, n_block;
-    int64_t tile;
+    int tile;
     int slice, kb_begin, kb_end;  // this unit's K blocks: k_slice(k_blocks, slices, slice)
   };
-  const auto unit_of = [&](int64_t i) {
-    const int64_t number = persistent_tile_number(gridDim.x, blockIdx.x, i);
+  const auto unit_of = [&](const Walk& w, int i) {
+    const int number = persistent_tile_number<int>(gridDim.x, blockIdx.x, i);
     Unit u;
     u.tile = number / slices;
-    u.slice = static_cast<int>(number % slices);
-    const TileCoord coord = grouped_tile(u.tile, m_tiles, n_tiles, kGroupRows);
+    u.slice = number - u.tile * slices;
+    const TileCoord coord = grouped_tile<int>(u.tile, w.m_tiles, w.n_tiles, kGroupRows);
     u.m_block = static_cast<int>(coord.m_block);
     u.n_block = static_cast<int>(coord.n_block);
-    const KBlockRange range = k_slice(k_blocks, slices, u.slice);
+    const KBlockRange range = k_slice<int>(w.k_blocks, slices, u.slice);
     u.kb_begin = static_cast<int>(range.first);
     u.kb_end = static_cast<int>(range.first + range.count);
     return u;
@@ -215,7 +237,12 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   }
   __syncthreads();
 
+  // Registers from the producer to the consumers, where there are two
+  // consumer warpgroups (the 64-row tile's 256 threads may use 255 anyway).
+  constexpr bool kMoveRegisters = kConsumerWarpgroups == 2;
   if (warpgroup == kConsumerWarpgroups) {
+    if constexpr (kMoveRegisters) set_max_registers<kProducerRegisters, /*kDecrease=*/true>();
+    const Walk walk = make_walk();
     // ---- producer: one thread feeds the ring with every K block of every
     // unit of this block, as far ahead as the ring allows: the next unit's
     // loads start while the consumers are still on this one, or in its epilogue.
@@ -225,8 +252,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       prefetch_tensor_map(&tensor_map_b);
       int stage = 0;
       uint32_t phase = 0;  // parity of the round of the ring
-      for (int64_t i = 0; i < my_units; ++i) {
-        const Unit u = unit_of(i);
+      for (int i = 0; i < walk.units; ++i) {
+        const Unit u = unit_of(walk, i);
         for (int kb = u.kb_begin; kb < u.kb_end; ++kb) {
           mbarrier_wait(shared_address(&empty_barrier[stage]), phase ^ 1);
           const uint32_t full = shared_address(&full_barrier[stage]);
@@ -246,8 +273,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       const int lane = producer_thread % kWarpSize;
       int stage = 0;
       uint32_t phase = 0;
-      for (int64_t i = 0; i < my_units; ++i) {
-        const Unit u = unit_of(i);
+      for (int i = 0; i < walk.units; ++i) {
+        const Unit u = unit_of(walk, i);
         const float* a_rows[kBlockM / kWarpSize];
 #pragma unroll
         for (int r = 0; r < kBlockM / kWarpSize; ++r) {
@@ -277,13 +304,14 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   }
 
   // ---- consumers: warpgroup w multiplies rows 64w..64w+63 of each unit's tile.
+  if constexpr (kMoveRegisters) set_max_registers<kConsumerRegisters, /*kDecrease=*/false>();
+  const Walk walk = make_walk();
   const int lane = threadIdx.x % kWarpSize;
   const int warp_in_group = (threadIdx.x % kWarpgroupThreads) / kWarpSize;
   // The scales constant along K (per tensor, per row), applied in the
   // epilogue; a 1 x 128 or 128 x 128 operand contributes 1 there.
   const ConstantScales a_scales = constant_scales(args.a_scale_granularity, args.a_scale, args.a_scales);
   const ConstantScales b_scales = constant_scales(args.b_scale_granularity, args.b_scale, args.b_scales);
-  const float inverse_d_scale = 1.0f / args.d_scale;
   // D through the TMA where the launcher allows it, never FP32 (its 4 boxes
   // per warpgroup would not fit the D buffer, sized for BF16's 2).
   const bool through_tma = store_through_tma && args.d_type != OutputType::kFP32;
@@ -294,86 +322,127 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   float amax = 0.0f;  // max |y| over every unit this thread stores, reduced once at the end
   int stage = 0;
   uint32_t phase = 0;
-  float accum[kAccumulators];                 // wgmma's accumulators
-  float total[kPromote ? kAccumulators : 1];  // promoted FP32 sums (promotion only)
-  // The turns: promoted 128-row tiles, whose two warpgroups each wait for
-  // their wgmmas before promoting. Warpgroup w waits at kTurnBarrier + (1 - w)
-  // for the other to have issued, and arrives at kTurnBarrier + w once it has
-  // issued; warpgroup 0's first K block waits for no one. Both walk the same K
-  // blocks of the same units, so the turns run on across units unbroken.
-  constexpr bool kTakeTurns = kPromote && kConsumerWarpgroups == 2;
-  constexpr int kBothWarpgroups = 2 * kWarpgroupThreads;
-  bool first_turn = warpgroup == 0;
-  for (int64_t i = 0; i < my_units; ++i) {
-    const Unit u = unit_of(i);
+  const auto advance = [&] {
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1;
+    }
+  };
+  for (int i = 0; i < walk.units; ++i) {
+    const Unit u = unit_of(walk, i);
+    // Declared after setmaxnreg (what is live across it must fit the launch's
+    // 168 registers) and set for each unit: wgmma's register fences read the
+    // accumulators, and values carried from the last unit would be live
+    // through its epilogue, beside the totals, and spill.
+    float accum[kAccumulators];                      // wgmma's accumulators (the first set)
+    float accum_next[kPromote ? kAccumulators : 1];  // the second set (promotion only)
+    float total[kPromote ? kAccumulators : 1];       // promoted FP32 sums (promotion only)
 #pragma unroll
     for (int v = 0; v < kAccumulators; ++v) accum[v] = 0.0f;
     if constexpr (kPromote) {
 #pragma unroll
-      for (int v = 0; v < kAccumulators; ++v) total[v] = 0.0f;
+      for (int v = 0; v < kAccumulators; ++v) accum_next[v] = 0.0f;
     }
     // This thread's rows of D: row0 and row0 + 8 (the wgmma fragment layout).
     const int row0 = u.m_block * kBlockM + warpgroup * 64 + warp_in_group * 16 + lane / 4;
-    for (int kb = u.kb_begin; kb < u.kb_end; ++kb) {
-      mbarrier_wait(shared_address(&full_barrier[stage]), phase);
-      __syncwarp();                          // wgmma is .aligned: the warp must be converged
-      float scales[3] = {1.0f, 1.0f, 1.0f};  // with block scales: s_A of the thread's two rows, s_B
-      if constexpr (kBlockScales) {
-        const int tile_row = row0 - u.m_block * kBlockM;
-        scales[0] = stage_scales[stage].a[tile_row];
-        scales[1] = stage_scales[stage].a[tile_row + 8];
-        scales[2] = stage_scales[stage].b;
-      }
-      const uint64_t desc_a = make_kmajor_sw128_descriptor(tiles_a + stage * kTileBytesA + warpgroup * 64 * kBlockK);
-      const uint64_t desc_b = make_kmajor_sw128_descriptor(tiles_b + stage * kTileBytesB);
-      if constexpr (kTakeTurns) {
-        if (!first_turn) named_barrier_sync(kTurnBarrier + 1 - warpgroup, kBothWarpgroups);  // the other has issued
-        first_turn = false;
-      }
-      fence_registers(accum);
-      wgmma_fence();
+    if constexpr (kPromote) {
 #pragma unroll
-      for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
-        const bool accumulate = kPromote ? kk > 0 : (kb > u.kb_begin || kk > 0);
-        wgmma_m64nk32<kBlockN, kFormatA, kFormatB>(accum, desc_a + 2 * kk, desc_b + 2 * kk, accumulate);
-        if (kTakeTurns && kTurn == kTurnWhenHalfDone && kk == kBlockK / kWgmmaK / 2 - 1) wgmma_commit_group();
-      }
-      wgmma_commit_group();
-      if constexpr (kTakeTurns && kTurn == kTurnWhenIssued) {
-        named_barrier_arrive(kTurnBarrier + warpgroup, kBothWarpgroups);  // the other's turn
-      }
-      fence_registers(accum);
-      if constexpr (kPromote) {
-        if constexpr (kTakeTurns && kTurn == kTurnWhenHalfDone) {
-          wgmma_wait_group<1>();
-          named_barrier_arrive(kTurnBarrier + warpgroup, kBothWarpgroups);
-        }
-        wgmma_wait_group<0>();
-        fence_registers(accum);
-        if constexpr (kTakeTurns && kTurn == kTurnWhenDone) named_barrier_arrive(kTurnBarrier + warpgroup, kBothWarpgroups);
-        if (kBlockScales || lane == 0) mbarrier_arrive(shared_address(&empty_barrier[stage]));
+      for (int v = 0; v < kAccumulators; ++v) total[v] = 0.0f;
+      // Waits for the current stage and issues its K block's wgmmas into
+      // `acc`, a fresh sum (promotion); with block scales, reads the stage's
+      // scales and keeps in `scales` the block scale of each of this thread's
+      // two rows (s_A of the row times s_B).
+      const auto issue = [&](float(&acc)[kAccumulators], float(&scales)[2]) {
+        mbarrier_wait_warp(shared_address(&full_barrier[stage]), phase);  // warp-uniform: see its comment
+        __syncwarp();  // wgmma is .aligned: the warp must be converged
         if constexpr (kBlockScales) {
-          const float block_scale[2] = {scales[0] * scales[2], scales[1] * scales[2]};
+          const int tile_row = row0 - u.m_block * kBlockM;
+          const float b = stage_scales[stage].b;
+          scales[0] = stage_scales[stage].a[tile_row] * b;
+          scales[1] = stage_scales[stage].a[tile_row + 8] * b;
+        }
+        const uint64_t desc_a = make_kmajor_sw128_descriptor(tiles_a + stage * kTileBytesA + warpgroup * 64 * kBlockK);
+        const uint64_t desc_b = make_kmajor_sw128_descriptor(tiles_b + stage * kTileBytesB);
+        fence_registers(acc);
+        wgmma_fence();
 #pragma unroll
-          for (int v = 0; v < kAccumulators; ++v) total[v] = fmaf(accum[v], block_scale[(v / 2) % 2], total[v]);
+        for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
+          wgmma_m64nk32<kBlockN, kFormatA, kFormatB>(acc, desc_a + 2 * kk, desc_b + 2 * kk, kk > 0);
+        }
+        wgmma_commit_group();
+        fence_registers(acc);
+      };
+      // A K block whose wgmmas are done: releases its stage, then adds its
+      // products into the totals (times the block scales, where there are some).
+      const auto promote = [&](float(&acc)[kAccumulators], int its_stage, const float(&scales)[2]) {
+        fence_registers(acc);
+        if (kBlockScales || lane == 0) mbarrier_arrive(shared_address(&empty_barrier[its_stage]));
+        if constexpr (kBlockScales) {
+#pragma unroll
+          for (int v = 0; v < kAccumulators; ++v) total[v] = fmaf(acc[v], scales[(v / 2) % 2], total[v]);
         } else {
 #pragma unroll
-          for (int v = 0; v < kAccumulators; ++v) total[v] += accum[v];
+          for (int v = 0; v < kAccumulators; ++v) total[v] += acc[v];
         }
-      } else {
+        // The sums are complete here: without this the compiler sinks the
+        // adds below the next issue(), keeping the old set alive beside the
+        // new one (4 x 64 values live: spills and injected waits, C7517).
+        fence_registers(total);
+      };
+      // K block j goes into accum for even j, accum_next for odd j: issue j,
+      // then wait until only j's group is pending (j - 1's is done), promote
+      // j - 1 while j runs. The loop takes two K blocks a turn so that each
+      // set is named, never selected at run time (registers cannot be indexed).
+      float scales_even[2] = {1.0f, 1.0f}, scales_odd[2] = {1.0f, 1.0f};
+      const int blocks = u.kb_end - u.kb_begin;
+      int stage_even = stage, stage_odd = stage;
+      issue(accum, scales_even);  // K block 0
+      advance();
+      for (int j = 1; j < blocks; j += 2) {
+        stage_odd = stage;
+        issue(accum_next, scales_odd);  // K block j
+        advance();
+        wgmma_wait_group<1>();
+        promote(accum, stage_even, scales_even);  // K block j - 1
+        if (j + 1 < blocks) {
+          stage_even = stage;
+          issue(accum, scales_even);  // K block j + 1
+          advance();
+          wgmma_wait_group<1>();
+        } else {
+          wgmma_wait_group<0>();
+        }
+        promote(accum_next, stage_odd, scales_odd);  // K block j
+      }
+      if (blocks % 2 == 1) {  // the last K block went into accum and is still pending
+        wgmma_wait_group<0>();
+        promote(accum, stage_even, scales_even);
+      }
+      // Every group is done already, but ptxas cannot tell on the path where
+      // the loop's last turn took its `if` and blocks is even: without this it
+      // assumes a pending wgmma there and serializes them all (C7518).
+      wgmma_wait_group<0>();
+    } else {
+      for (int kb = u.kb_begin; kb < u.kb_end; ++kb) {
+        mbarrier_wait(shared_address(&full_barrier[stage]), phase);
+        __syncwarp();  // wgmma is .aligned: the warp must be converged
+        const uint64_t desc_a = make_kmajor_sw128_descriptor(tiles_a + stage * kTileBytesA + warpgroup * 64 * kBlockK);
+        const uint64_t desc_b = make_kmajor_sw128_descriptor(tiles_b + stage * kTileBytesB);
+        fence_registers(accum);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
+          wgmma_m64nk32<kBlockN, kFormatA, kFormatB>(accum, desc_a + 2 * kk, desc_b + 2 * kk, kb > u.kb_begin || kk > 0);
+        }
+        wgmma_commit_group();
+        fence_registers(accum);
         wgmma_wait_group<1>();  // the previous K block's wgmmas are done: release its stage
         if (kb > u.kb_begin && lane == 0) {
           mbarrier_arrive(shared_address(&empty_barrier[stage == 0 ? kStages - 1 : stage - 1]));
         }
+        advance();
       }
-      if (++stage == kStages) {
-        stage = 0;
-        phase ^= 1;
-      }
-    }
-    if constexpr (!kPromote) {
-      // The unit's last K block: its wgmmas done, its stage released (step
-      // 07 left it taken: its block exited; here the producer needs it back).
+      // The unit's last K block: its wgmmas done, its stage released.
       wgmma_wait_group<0>();
       fence_registers(accum);
       if (lane == 0) mbarrier_arrive(shared_address(&empty_barrier[stage == 0 ? kStages - 1 : stage - 1]));
@@ -417,9 +486,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       finish(accum);
     }
   }
-  // Warpgroup 1's last arrival is still open: warpgroup 0 takes it, so that
-  // no named barrier is left half-passed when the block exits.
-  if (kTakeTurns && warpgroup == 0 && !first_turn) named_barrier_sync(kTurnBarrier + 1, kBothWarpgroups);
   // The block must not exit while the TMA still reads its last boxes.
   if (through_tma && threadIdx.x % kWarpgroupThreads == 0) tma_store_wait_read();
   if (args.d_amax != nullptr) block_amax_to_global(amax, amax_scratch, kConsumerWarps, kAmaxBarrier, args.d_amax);
@@ -427,48 +493,27 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 }
 
 using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, GemmArgs, bool, int, float*,
-                                unsigned*);
+                                unsigned*, float);
 
 // The kernel for one tile shape, pair of formats (e4m3 or e5m2 each),
 // accumulation mode, and split or not.
-template <class T, bool kPromote, bool kBlockScales, int kTurn = kTurnWhenDone>
+template <class T, bool kPromote, bool kBlockScales>
 KernelFunction select_kernel(Fp8Format a, Fp8Format b, bool split) {
   constexpr Fp8Format kE4 = Fp8Format::kE4M3, kE5 = Fp8Format::kE5M2;
   if (a == kE4 && b == kE4) {
-    return split ? promotion_overlap_fp8_gemm_kernel<T, kE4, kE4, kPromote, kBlockScales, true, kTurn>
-                 : promotion_overlap_fp8_gemm_kernel<T, kE4, kE4, kPromote, kBlockScales, false, kTurn>;
+    return split ? promotion_overlap_fp8_gemm_kernel<T, kE4, kE4, kPromote, kBlockScales, true>
+                 : promotion_overlap_fp8_gemm_kernel<T, kE4, kE4, kPromote, kBlockScales, false>;
   }
   if (a == kE4) {
-    return split ? promotion_overlap_fp8_gemm_kernel<T, kE4, kE5, kPromote, kBlockScales, true, kTurn>
-                 : promotion_overlap_fp8_gemm_kernel<T, kE4, kE5, kPromote, kBlockScales, false, kTurn>;
+    return split ? promotion_overlap_fp8_gemm_kernel<T, kE4, kE5, kPromote, kBlockScales, true>
+                 : promotion_overlap_fp8_gemm_kernel<T, kE4, kE5, kPromote, kBlockScales, false>;
   }
   if (b == kE4) {
-    return split ? promotion_overlap_fp8_gemm_kernel<T, kE5, kE4, kPromote, kBlockScales, true, kTurn>
-                 : promotion_overlap_fp8_gemm_kernel<T, kE5, kE4, kPromote, kBlockScales, false, kTurn>;
+    return split ? promotion_overlap_fp8_gemm_kernel<T, kE5, kE4, kPromote, kBlockScales, true>
+                 : promotion_overlap_fp8_gemm_kernel<T, kE5, kE4, kPromote, kBlockScales, false>;
   }
-  return split ? promotion_overlap_fp8_gemm_kernel<T, kE5, kE5, kPromote, kBlockScales, true, kTurn>
-               : promotion_overlap_fp8_gemm_kernel<T, kE5, kE5, kPromote, kBlockScales, false, kTurn>;
-}
-
-// The turn signal for this run: FP8GEMM_STEP10_TURN = issued, half or done
-// (the measurement of issue 11 run 3); done where it is not set.
-int turn_signal() {
-  static const int turn = []() -> int {
-    const char* value = std::getenv("FP8GEMM_STEP10_TURN");
-    if (value == nullptr) return static_cast<int>(kTurnWhenDone);
-    const std::string name(value);
-    return name == "issued" ? kTurnWhenIssued : name == "half" ? kTurnWhenHalfDone : kTurnWhenDone;
-  }();
-  return turn;
-}
-
-template <class T, bool kBlockScales>
-KernelFunction select_promoted_kernel(Fp8Format a, Fp8Format b, bool split) {
-  switch (turn_signal()) {
-    case kTurnWhenIssued: return select_kernel<T, true, kBlockScales, kTurnWhenIssued>(a, b, split);
-    case kTurnWhenHalfDone: return select_kernel<T, true, kBlockScales, kTurnWhenHalfDone>(a, b, split);
-    default: return select_kernel<T, true, kBlockScales, kTurnWhenDone>(a, b, split);
-  }
+  return split ? promotion_overlap_fp8_gemm_kernel<T, kE5, kE5, kPromote, kBlockScales, true>
+               : promotion_overlap_fp8_gemm_kernel<T, kE5, kE5, kPromote, kBlockScales, false>;
 }
 
 // The launch plan of a GEMM: its tile shape, slice count and grid, and what
@@ -536,6 +581,12 @@ Status launch_with_tile(const GemmArgs& args, const LaunchPlan& plan) {
   if (args.m > kMaxExtent - kBlockM || args.n > kMaxExtent - kBlockN || args.k > kMaxExtent - kBlockK) {
     return Status::error(StatusCode::kNotSupported, "M, N, K <= 2^31 - 129 required");
   }
+  // The kernel numbers units in 32-bit arithmetic. (A GEMM with 2^31 units
+  // would have a D of at least 2^31 x 64 x 64 elements: no GPU holds it.)
+  if (plan.tiles * plan.slices > kMaxExtent) {
+    return Status::error(StatusCode::kNotSupported, "at most 2^31 - 1 units (tiles x slices) required, got " +
+                                                        std::to_string(plan.tiles * plan.slices));
+  }
   if (plan.slices > plan.k_blocks) {
     return Status::error(StatusCode::kNotSupported, "split_k = " + std::to_string(plan.slices) +
                                                         " is more slices than K has blocks of 128 (" +
@@ -567,8 +618,8 @@ Status launch_with_tile(const GemmArgs& args, const LaunchPlan& plan) {
   const bool split = plan.slices > 1;
   const KernelFunction kernel = args.fast_accumulation
                                     ? select_kernel<T, false, false>(args.a_format, args.b_format, split)
-                                : block_scales ? select_promoted_kernel<T, true>(args.a_format, args.b_format, split)
-                                               : select_promoted_kernel<T, false>(args.a_format, args.b_format, split);
+                                : block_scales ? select_kernel<T, true, true>(args.a_format, args.b_format, split)
+                                               : select_kernel<T, true, false>(args.a_format, args.b_format, split);
   status = sm90::kernel_has_sm90a_image(kernel, block_scales ? T::kStaticSharedBytesWithScales : T::kStaticSharedBytes);
   if (!status.ok()) return status;
   status = reserve_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), T::kDynamicSharedBytes);
@@ -585,7 +636,8 @@ Status launch_with_tile(const GemmArgs& args, const LaunchPlan& plan) {
     if (!status.ok()) return status;
   }
   kernel<<<static_cast<unsigned>(plan.blocks), T::kThreads, T::kDynamicSharedBytes, args.stream>>>(
-      map_a, map_b, map_d, args, store_through_tma, plan.slices, workspace, counters);
+      map_a, map_b, map_d, args, store_through_tma, plan.slices, workspace, counters,
+      1.0f / args.d_scale);  // FP8 D's quantization: y / d_scale, as y * this (a division on the GPU is a call)
   return status_from_launch();
 }
 

@@ -1,0 +1,110 @@
+// Copies of A and B whose rows start on 16-byte boundaries, for the TMA
+// kernels (see align_operand_rows in launch.h).
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "common/device/launch.h"
+
+namespace fp8gemm {
+namespace {
+
+/// dst's row r, bytes [0, pitch): src's row r, bytes [0, cols), then zeros.
+/// One thread writes 16 bytes of dst (an aligned 16-byte store); src is read
+/// a byte at a time, since its rows may start anywhere.
+__global__ void copy_rows_kernel(const uint8_t* src, int64_t rows, int64_t cols, int64_t ld, uint8_t* dst,
+                                 int64_t pitch) {
+  const int64_t chunks_per_row = pitch / 16;
+  const int64_t chunk = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (chunk >= rows * chunks_per_row) return;
+  const int64_t row = chunk / chunks_per_row;
+  const int64_t first = (chunk % chunks_per_row) * 16;
+  const uint8_t* from = src + row * ld;
+  uint32_t words[4];
+#pragma unroll
+  for (int w = 0; w < 4; ++w) {
+    uint32_t word = 0;
+#pragma unroll
+    for (int b = 0; b < 4; ++b) {
+      const int64_t col = first + 4 * w + b;
+      const uint32_t byte = col < cols ? from[col] : 0u;
+      word |= byte << (8 * b);
+    }
+    words[w] = word;
+  }
+  *reinterpret_cast<uint4*>(dst + row * pitch + first) = make_uint4(words[0], words[1], words[2], words[3]);
+}
+
+/// A buffer of at least `bytes` for this device and stream, kept for the
+/// next call (the copies of one GEMM are dead once it has run, and the next
+/// GEMM on the stream runs after it).
+Status aligned_rows_buffer(cudaStream_t stream, size_t bytes, uint8_t** buffer) {
+  struct Buffer {
+    uint8_t* data = nullptr;
+    size_t bytes = 0;
+  };
+  static std::mutex mutex;
+  static std::map<std::pair<int, cudaStream_t>, Buffer> per_stream;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return Status::error(StatusCode::kRuntimeError, "no current device for the aligned copies of A and B");
+  }
+  const std::lock_guard<std::mutex> lock(mutex);
+  Buffer& b = per_stream[{device, stream}];
+  if (bytes > b.bytes) {
+    if (b.data != nullptr) cudaFree(b.data);  // synchronizes: no launch still reads the old buffer
+    b.data = nullptr;
+    b.bytes = 0;
+    if (cudaMalloc(reinterpret_cast<void**>(&b.data), bytes) != cudaSuccess) {
+      cudaGetLastError();
+      return Status::error(StatusCode::kRuntimeError, "cannot allocate the aligned copies of A and B");
+    }
+    b.bytes = bytes;
+  }
+  *buffer = b.data;
+  return Status::success();
+}
+
+bool rows_aligned(const uint8_t* p, int64_t ld, int64_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % bytes == 0 && ld % bytes == 0;
+}
+
+}  // namespace
+
+Status align_operand_rows(GemmArgs* args, int64_t bytes, AlignedCopies* copies) {
+  *copies = AlignedCopies{};
+  const bool copy_a = !rows_aligned(args->a, args->lda, bytes);
+  const bool copy_b = !rows_aligned(args->b, args->ldb, bytes);
+  if (!copy_a && !copy_b) return Status::success();
+  const int64_t pitch = (args->k + bytes - 1) / bytes * bytes;  // K rounded up: the copies' row pitch
+  const size_t a_bytes = copy_a ? static_cast<size_t>(args->m * pitch) : 0;
+  const size_t b_bytes = copy_b ? static_cast<size_t>(args->n * pitch) : 0;
+  uint8_t* buffer = nullptr;
+  Status status = aligned_rows_buffer(args->stream, a_bytes + b_bytes, &buffer);
+  if (!status.ok()) return status;
+  const auto copy = [&](const uint8_t* src, int64_t rows, int64_t ld, uint8_t* dst) {
+    constexpr int kThreads = 256;
+    const int64_t chunks = rows * (pitch / 16);
+    copy_rows_kernel<<<static_cast<unsigned>((chunks + kThreads - 1) / kThreads), kThreads, 0, args->stream>>>(
+        src, rows, args->k, ld, dst, pitch);
+    return status_from_launch("copying rows of A or B to 16-byte boundaries");
+  };
+  if (copy_a) {
+    status = copy(args->a, args->m, args->lda, buffer);
+    if (!status.ok()) return status;
+    args->a = buffer;
+    args->lda = pitch;
+    copies->a = true;
+  }
+  if (copy_b) {
+    status = copy(args->b, args->n, args->ldb, buffer + a_bytes);
+    if (!status.ok()) return status;
+    args->b = buffer + a_bytes;
+    args->ldb = pitch;
+    copies->b = true;
+  }
+  return Status::success();
+}
+
+}  // namespace fp8gemm
