@@ -131,12 +131,13 @@ __device__ __forceinline__ float fragment_amax(const float (&y)[kBlockN / 2], co
 
 /// Stores y (in the fragment layout) straight from registers into D: each
 /// thread writes pairs of neighbouring columns, 2 to 8 bytes at a time; one
-/// store instruction of a warp touches 8 rows. Alignment: D's pointer and row
-/// pitch are 16-byte multiples (the step's constraints) and the column is
-/// even, so the pair store is aligned.
+/// store instruction of a warp touches 8 rows. Alignment: where D's pointer is
+/// aligned to a pair and ldd is even (`pairs_aligned`; always so for the steps
+/// whose constraints ask for 16-byte rows) a pair starts on its own size, the
+/// column being even; otherwise each element is stored alone.
 template <OutputType kOut, int kBlockN>
 __device__ __forceinline__ void store_tile_directly(const float (&y)[kBlockN / 2], const GemmArgs& args, int row0,
-                                                    int col0, float inverse_d_scale) {
+                                                    int col0, float inverse_d_scale, bool pairs_aligned = true) {
   using T = OutputElement<kOut>;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -147,6 +148,18 @@ __device__ __forceinline__ void store_tile_directly(const float (&y)[kBlockN / 2
     for (int j = 0; j < kBlockN / 8; ++j) {
       const int col = col0 + 8 * j;
       const float y0 = y[4 * j + 2 * h], y1 = y[4 * j + 2 * h + 1];
+      if (!pairs_aligned) {  // one element at a time (step 10 accepts any ldd and pointer)
+        if constexpr (kOut == OutputType::kFP32) {
+          if (col < args.n) d_row[col] = y0;
+          if (col + 1 < args.n) d_row[col + 1] = y1;
+        } else {
+          const uint32_t pair = output_pair<kOut>(y0, y1, inverse_d_scale);  // the first in the low bits
+          constexpr int kBits = 8 * static_cast<int>(sizeof(T));
+          if (col < args.n) d_row[col] = static_cast<T>(pair);
+          if (col + 1 < args.n) d_row[col + 1] = static_cast<T>(pair >> kBits);
+        }
+        continue;
+      }
       if (col + 1 < args.n) {
         if constexpr (kOut == OutputType::kFP32) {
           *reinterpret_cast<float2*>(d_row + col) = make_float2(y0, y1);
@@ -258,7 +271,7 @@ template <OutputType kOut, int kBlockN, bool kWaitForRead = true>
 __device__ __forceinline__ void store_tile(const float (&y)[kBlockN / 2], const GemmArgs& args, bool store_through_tma,
                                            const CUtensorMap* map_d, uint32_t first_box, uint32_t box_stride,
                                            int barrier, int tile_row, int tile_col, int row0, int col0,
-                                           float inverse_d_scale) {
+                                           float inverse_d_scale, bool pairs_aligned = true) {
   if constexpr (kTmaStoreBoxes<kOut, kBlockN> * 128 == kBlockN * static_cast<int>(sizeof(OutputElement<kOut>))) {
     if (store_through_tma) {
       store_tile_through_tma<kOut, kBlockN, kWaitForRead>(y, args, map_d, first_box, box_stride, barrier, tile_row,
@@ -266,7 +279,7 @@ __device__ __forceinline__ void store_tile(const float (&y)[kBlockN / 2], const 
       return;
     }
   }
-  store_tile_directly<kOut, kBlockN>(y, args, row0, col0, inverse_d_scale);
+  store_tile_directly<kOut, kBlockN>(y, args, row0, col0, inverse_d_scale, pairs_aligned);
 }
 
 }  // namespace sm90

@@ -159,7 +159,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     promotion_overlap_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
                                const __grid_constant__ CUtensorMap tensor_map_b,
                                const __grid_constant__ CUtensorMap tensor_map_d, GemmArgs args, bool store_through_tma,
-                               int slices, float* workspace, unsigned* counters, float inverse_d_scale) {
+                               int slices, float* workspace, unsigned* counters, float inverse_d_scale,
+                               bool d_pairs_aligned) {
 #if FP8GEMM_SM90A_DEVICE
   using namespace sm90;
   // The tile's shape and what follows from it (struct Tile).
@@ -471,7 +472,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         constexpr OutputType kOut = decltype(out)::value;
         store_tile<kOut, kBlockN, /*kWaitForRead=*/false>(sums, args, through_tma, &tensor_map_d, first_box,
                                                           kTmaStoreBoxBytes, kStoreBarrier + warpgroup, tile_row,
-                                                          tile_col, row0, col0, inverse_d_scale);
+                                                          tile_col, row0, col0, inverse_d_scale, d_pairs_aligned);
       };
       switch (args.d_type) {
         case OutputType::kBF16: store(std::integral_constant<OutputType, OutputType::kBF16>{}); break;
@@ -493,7 +494,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 }
 
 using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, GemmArgs, bool, int, float*,
-                                unsigned*, float);
+                                unsigned*, float, bool);
 
 // The kernel for one tile shape, pair of formats (e4m3 or e5m2 each),
 // accumulation mode, and split or not.
@@ -567,14 +568,16 @@ std::string describe_promotion_overlap_launch(const GemmArgs& args) {
   why += ": " + std::to_string(plan.slices) + (plan.slices == 1 ? " slice, " : " slices, ") +
          std::to_string(plan.tiles * plan.slices) + " units on " + std::to_string(plan.blocks) + " persistent blocks";
   if (plan.sm_count == 0) why += " (no GPU to count SMs on)";
+  if (!operand_rows_aligned(args, 16)) why += "; A or B copied first to rows on 16-byte boundaries";
   return "split_k " + std::to_string(plan.slices) + " (" + why + ")" +
          (plan.slices > 1 ? ", added in a workspace" : "");
 }
 
 // The launch with tile shape T, as plan_launch() chose it.
 template <class T>
-Status launch_with_tile(const GemmArgs& args, const LaunchPlan& plan) {
+Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan) {
   constexpr int kBlockM = T::kBlockM, kBlockN = T::kBlockN;
+  GemmArgs args = given;  // A and B may be replaced by aligned copies below
   Status status;
   // TMA coordinates and the kernel's row and column numbers are signed 32-bit.
   constexpr int64_t kMaxExtent = 0x7FFFFFFF;
@@ -593,16 +596,27 @@ Status launch_with_tile(const GemmArgs& args, const LaunchPlan& plan) {
                                                         std::to_string(plan.k_blocks) + ")");
   }
 
+  // The TMA reads rows that start on 16-byte boundaries. A and B rows that do
+  // not (an lda or ldb not a multiple of 16: K = 4100, or a sub-matrix; a
+  // pointer off one) are copied first into rows that do, zero past K (the
+  // chapter measures what that costs); aligned operands are read in place.
+  AlignedCopies copies;
+  status = align_operand_rows(&args, 16, &copies);
+  if (!status.ok()) return status;
   CUtensorMap map_a, map_b;
   status = sm90::make_kmajor_tensor_map(&map_a, args.a, args.m, args.k, args.lda, kBlockM, kBlockK);
   if (!status.ok()) return status;
   status = sm90::make_kmajor_tensor_map(&map_b, args.b, args.n, args.k, args.ldb, kBlockN, kBlockK);
   if (!status.ok()) return status;
   // D through its buffer and the TMA, in boxes of 64 rows x 128 bytes, where
-  // D's rows end on 16-byte boundaries (the TMA writes a row in 16-byte
-  // pieces, see step 07) and D is BF16 or FP8 (the buffer is sized for BF16).
+  // D's rows start and end on 16-byte boundaries (the TMA writes a row in
+  // 16-byte pieces, see step 07) and D is BF16 or FP8 (the buffer is sized
+  // for BF16). Otherwise straight from the registers: by pairs of elements
+  // where a pair is aligned to its size, else one element at a time.
   const int d_bytes = static_cast<int>(output_bytes(args.d_type));
-  const bool store_through_tma = kStoreThroughTma && args.d_type != OutputType::kFP32 && (args.n * d_bytes) % 16 == 0;
+  const bool store_through_tma = kStoreThroughTma && args.d_type != OutputType::kFP32 &&
+                                 (args.n * d_bytes) % 16 == 0 && output_rows_aligned(args, 16);
+  const bool d_pairs_aligned = reinterpret_cast<uintptr_t>(args.d) % (2 * d_bytes) == 0 && args.ldd % 2 == 0;
   CUtensorMap map_d{};
   if (store_through_tma) {
     status =
@@ -637,7 +651,8 @@ Status launch_with_tile(const GemmArgs& args, const LaunchPlan& plan) {
   }
   kernel<<<static_cast<unsigned>(plan.blocks), T::kThreads, T::kDynamicSharedBytes, args.stream>>>(
       map_a, map_b, map_d, args, store_through_tma, plan.slices, workspace, counters,
-      1.0f / args.d_scale);  // FP8 D's quantization: y / d_scale, as y * this (a division on the GPU is a call)
+      1.0f / args.d_scale,  // FP8 D's quantization: y / d_scale, as y * this (a division on the GPU is a call)
+      d_pairs_aligned);
   return status_from_launch();
 }
 

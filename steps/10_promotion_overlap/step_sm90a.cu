@@ -12,14 +12,16 @@ namespace {
 constexpr uint32_t bit(ScaleGranularity g) { return 1u << static_cast<int>(g); }
 constexpr uint32_t bit(OutputType t) { return 1u << static_cast<int>(t); }
 
-// Step 09's constraints: wgmma's OCP formats, TMA rows on 16-byte boundaries,
-// every scale granularity, the fused epilogue, K split into up to kMaxSlices
-// slices added in a workspace.
+// Step 09's constraints (wgmma's OCP formats, every scale granularity, the
+// fused epilogue, K split into up to kMaxSlices slices added in a workspace),
+// with rows anywhere: A and B rows off 16-byte boundaries are copied to
+// aligned ones before the kernel reads them through the TMA, and D is stored
+// element by element where its rows are not aligned.
 constexpr StepConstraints kConstraints{
     /*m_multiple=*/1,
     /*n_multiple=*/1,
     /*k_multiple=*/1,
-    /*operand_alignment_bytes=*/16,
+    /*operand_alignment_bytes=*/1,
     /*formats=*/(1u << static_cast<int>(Fp8Format::kE4M3)) | (1u << static_cast<int>(Fp8Format::kE5M2)),
     /*mixed_formats=*/true,
     /*outputs=*/bit(OutputType::kBF16) | bit(OutputType::kFP32) | bit(OutputType::kE4M3) | bit(OutputType::kE5M2),
