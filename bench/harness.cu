@@ -433,7 +433,7 @@ void CaseRunner::run(benchmark::State& state, size_t index) {
         warmup_ms += timed_launch(timer_, launch);
       }
     }
-    double host_us = 0.0;     // the launch calls' CPU time, summed over the iterations
+    double host_us = 0.0;   // the launch calls' CPU time, summed over the iterations
     for (auto _ : state) {  // one launch per iteration, its device time the manual time
       in_loop = true;
       double launch_host_us = 0.0;

@@ -69,7 +69,8 @@ ScaleGranularity granularity_of(const at::Tensor& scales, int64_t rows, int64_t 
   TORCH_CHECK(false, "fp8gemm.mm: ", name, " has shape ", scales.sizes(), "; expected 1 element, ",
               is_b ? "(1, N) or (N,)" : "(M, 1) or (M,)", " for one scale per ", is_b ? "column" : "row", ", or ",
               is_b ? "(ceil(K/128), ceil(N/128))" : "(M, ceil(K/128))", " = (", is_b ? groups : rows, ", ",
-              is_b ? ceil_div(rows, kScaleBlock) : groups, ")", is_b ? " (its K blocks may be padded to a multiple of 4)" : "");
+              is_b ? ceil_div(rows, kScaleBlock) : groups, ")",
+              is_b ? " (its K blocks may be padded to a multiple of 4)" : "");
 }
 
 void check_cuda_tensor(const at::Tensor& t, const at::Tensor& a, const char* name) {

@@ -59,7 +59,8 @@ struct TileCoord {
 /// row after row of tiles (N fastest); group_rows >= m_tiles walks column
 /// after column (M fastest), the order of steps 05 to 08's grids.
 template <class Int = int64_t>
-FP8GEMM_HOST_DEVICE inline TileCoord grouped_tile(typename Exactly<Int>::type number, typename Exactly<Int>::type m_tiles,
+FP8GEMM_HOST_DEVICE inline TileCoord grouped_tile(typename Exactly<Int>::type number,
+                                                  typename Exactly<Int>::type m_tiles,
                                                   typename Exactly<Int>::type n_tiles,
                                                   typename Exactly<Int>::type group_rows) {
   const Int tiles_per_group = group_rows * n_tiles;
@@ -77,14 +78,16 @@ FP8GEMM_HOST_DEVICE inline TileCoord grouped_tile(typename Exactly<Int>::type nu
 /// blocks-th tile of `tiles`, starting with its own number: the first
 /// tiles % blocks blocks take one more than the others.
 template <class Int = int64_t>
-FP8GEMM_HOST_DEVICE inline Int persistent_tile_count(typename Exactly<Int>::type tiles, typename Exactly<Int>::type blocks,
+FP8GEMM_HOST_DEVICE inline Int persistent_tile_count(typename Exactly<Int>::type tiles,
+                                                     typename Exactly<Int>::type blocks,
                                                      typename Exactly<Int>::type block) {
   return block < tiles ? (tiles - block + blocks - 1) / blocks : 0;
 }
 
 /// The number of the i-th tile (0 <= i < persistent_tile_count) block `block` takes.
 template <class Int = int64_t>
-FP8GEMM_HOST_DEVICE inline Int persistent_tile_number(typename Exactly<Int>::type blocks, typename Exactly<Int>::type block,
+FP8GEMM_HOST_DEVICE inline Int persistent_tile_number(typename Exactly<Int>::type blocks,
+                                                      typename Exactly<Int>::type block,
                                                       typename Exactly<Int>::type i) {
   return block + i * blocks;
 }

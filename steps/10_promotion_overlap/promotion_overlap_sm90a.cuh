@@ -157,10 +157,10 @@ constexpr int kWgmmaK = 32;  // K of one FP8 wgmma
 template <class T, Fp8Format kFormatA, Fp8Format kFormatB, bool kPromote, bool kBlockScales, bool kSplit>
 __global__ void __launch_bounds__(T::kThreads, 1)
     promotion_overlap_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
-                               const __grid_constant__ CUtensorMap tensor_map_b,
-                               const __grid_constant__ CUtensorMap tensor_map_d, GemmArgs args, bool store_through_tma,
-                               int slices, float* workspace, unsigned* counters, float inverse_d_scale,
-                               bool d_pairs_aligned) {
+                                      const __grid_constant__ CUtensorMap tensor_map_b,
+                                      const __grid_constant__ CUtensorMap tensor_map_d, GemmArgs args,
+                                      bool store_through_tma, int slices, float* workspace, unsigned* counters,
+                                      float inverse_d_scale, bool d_pairs_aligned) {
 #if FP8GEMM_SM90A_DEVICE
   using namespace sm90;
   // The tile's shape and what follows from it (struct Tile).
@@ -433,7 +433,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
-          wgmma_m64nk32<kBlockN, kFormatA, kFormatB>(accum, desc_a + 2 * kk, desc_b + 2 * kk, kb > u.kb_begin || kk > 0);
+          wgmma_m64nk32<kBlockN, kFormatA, kFormatB>(accum, desc_a + 2 * kk, desc_b + 2 * kk,
+                                                     kb > u.kb_begin || kk > 0);
         }
         wgmma_commit_group();
         fence_registers(accum);
@@ -614,8 +615,8 @@ Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan) {
   // for BF16). Otherwise straight from the registers: by pairs of elements
   // where a pair is aligned to its size, else one element at a time.
   const int d_bytes = static_cast<int>(output_bytes(args.d_type));
-  const bool store_through_tma = kStoreThroughTma && args.d_type != OutputType::kFP32 &&
-                                 (args.n * d_bytes) % 16 == 0 && output_rows_aligned(args, 16);
+  const bool store_through_tma = kStoreThroughTma && args.d_type != OutputType::kFP32 && (args.n * d_bytes) % 16 == 0 &&
+                                 output_rows_aligned(args, 16);
   const bool d_pairs_aligned = reinterpret_cast<uintptr_t>(args.d) % (2 * d_bytes) == 0 && args.ldd % 2 == 0;
   CUtensorMap map_d{};
   if (store_through_tma) {

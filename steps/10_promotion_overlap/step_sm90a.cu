@@ -40,7 +40,8 @@ constexpr StepConstraints kConstraints{
 // wgmma and clusters exist on sm_90a only, whose code runs on compute
 // capability 9.0 and no other GPU.
 FP8GEMM_REGISTER_STEP(
-    "Promotion overlap: two accumulator sets, the next K block's wgmmas run while the last is promoted; setmaxnreg 48/224",
+    "Promotion overlap: two accumulator sets, the next K block's wgmmas run while the last is promoted; setmaxnreg "
+    "48/224",
     fp8gemm::launch_promotion_overlap, fp8gemm::kConstraints, fp8gemm::Accumulation::kTensorCorePromoted,
     fp8gemm::StepOptions{/*required_compute_capability=*/90, /*extra_must_run=*/{},
                          /*describe_launch=*/fp8gemm::describe_promotion_overlap_launch});
