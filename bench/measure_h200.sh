@@ -15,6 +15,9 @@
 #   ncu       Nsight Compute at 4096^3: the step promoted and fast, cuBLASLt
 #             default and fast: speed of light, memory (L2 and shared), compute,
 #             warp states and scheduler, one launch each
+#   rows      rows off 16-byte boundaries (step 10 on): fp8gemm --check at
+#             ragged shapes, then the step beside cuBLASLt on aligned shapes and
+#             the same shapes with K, N or both one past a multiple of 16
 #   torch     torch.ops.fp8gemm.mm on the step: pytorch/'s tests (pytest) and its
 #             benchmark beside fp8gemm_bench's on the same shapes (BIN must also
 #             hold libfp8gemm.so.0 and libfp8gemm_torch.so)
@@ -113,6 +116,20 @@ for phase in "$@"; do
       echo "driver bench rc=$? ${SECONDS}s"
       PYTHONUNBUFFERED=1 timeout 150 python3 pytorch/bench_fp8gemm_op.py --step "$number" \
         --driver-json "$OUT/torch_driver.json" --out "$OUT/torch_bench.json" 2>&1 | tee "$LOGS/torch_bench.log"
+      ;;
+    rows)
+      for shape in "4095 4097 4100" "1000 1008 4097" "17 255 1000"; do
+        read -r m n k <<< "$shape"
+        timeout 60 "$bin/fp8gemm" --step "$number" --m "$m" --n "$n" --k "$k" --check >> "$LOGS/rows_checks.log" 2>&1
+        echo "fp8gemm --step $number ${m}x${n}x${k} --check: rc=$?"
+      done
+      grep -E "^launch:|check PASS|FAIL" "$LOGS/rows_checks.log" | head -6
+      rows_shapes=4096x4096x4096,4096x4096x4100,4096x4097x4096,4095x4097x4100,8192x8192x8192,8192x8192x8200
+      timeout 150 "$bin/fp8gemm_bench" --steps="$number" --shapes=$rows_shapes --benchmark_repetitions=3 \
+        --benchmark_min_time=0.05 --benchmark_out="$OUT/bench_rows.json" --benchmark_out_format=json \
+        > "$LOGS/bench_rows.log" 2>&1
+      echo "bench rows rc=$? ${SECONDS}s"
+      grep -E "_median|skipped|refus" "$LOGS/bench_rows.log" | awk '{print "  " $1, $2, $3}' | head -30
       ;;
     *) echo "unknown phase $phase"; exit 2 ;;
   esac
