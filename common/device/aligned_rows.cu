@@ -1,10 +1,6 @@
 // Copies of A and B whose rows start on 16-byte boundaries, for the TMA
-// kernels (see align_operand_rows in launch.h).
-//
-// The first version copied with a kernel of its own, one thread per 16 bytes
-// of the copy, reading a byte at a time: at 4096 x 4096 x 4100 the GEMM with
-// its copies took 0.215 ms against 0.120 for the aligned 4096^3 (issue 11
-// run 6), where the copies' 67 MB at the HBM's speed would take about 20 us.
+// kernels (see align_operand_rows in launch.h). A kernel of its own rather
+// than cudaMemcpy2DAsync, which took twice as long (issue 11 runs 6 and 7).
 #include <map>
 #include <mutex>
 #include <utility>
@@ -13,6 +9,32 @@
 
 namespace fp8gemm {
 namespace {
+
+/// dst's row r, bytes [0, pitch): src's row r, bytes [0, cols), then zeros.
+/// One thread writes 16 bytes of dst (an aligned 16-byte store); src is read
+/// a byte at a time, since its rows may start anywhere.
+__global__ void copy_rows_kernel(const uint8_t* src, int64_t rows, int64_t cols, int64_t ld, uint8_t* dst,
+                                 int64_t pitch) {
+  const int64_t chunks_per_row = pitch / 16;
+  const int64_t chunk = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (chunk >= rows * chunks_per_row) return;
+  const int64_t row = chunk / chunks_per_row;
+  const int64_t first = (chunk % chunks_per_row) * 16;
+  const uint8_t* from = src + row * ld;
+  uint32_t words[4];
+#pragma unroll
+  for (int w = 0; w < 4; ++w) {
+    uint32_t word = 0;
+#pragma unroll
+    for (int b = 0; b < 4; ++b) {
+      const int64_t col = first + 4 * w + b;
+      const uint32_t byte = col < cols ? from[col] : 0u;
+      word |= byte << (8 * b);
+    }
+    words[w] = word;
+  }
+  *reinterpret_cast<uint4*>(dst + row * pitch + first) = make_uint4(words[0], words[1], words[2], words[3]);
+}
 
 /// A buffer of at least `bytes` for this device and stream, kept for the
 /// next call (the copies of one GEMM are dead once it has run, and the next
@@ -56,22 +78,23 @@ Status align_operand_rows(GemmArgs* args, int64_t bytes, AlignedCopies* copies) 
   const bool copy_a = !rows_aligned(args->a, args->lda, bytes);
   const bool copy_b = !rows_aligned(args->b, args->ldb, bytes);
   if (!copy_a && !copy_b) return Status::success();
-  const int64_t pitch = (args->k + bytes - 1) / bytes * bytes;  // K rounded up: the copies' row pitch
+  // The copies' row pitch: K rounded up to 128 bytes, not just to `bytes`, so
+  // that every 128-byte row of a TMA box is one L2 line (the kernel alone, on
+  // copies with rows 16-byte aligned, took 189 us at 4096 x 4096 x 4100
+  // against 112 at 4096^3: issue 11 run 8).
+  constexpr int64_t kLineBytes = 128;
+  const int64_t pitch = (args->k + kLineBytes - 1) / kLineBytes * kLineBytes;
   const size_t a_bytes = copy_a ? static_cast<size_t>(args->m * pitch) : 0;
   const size_t b_bytes = copy_b ? static_cast<size_t>(args->n * pitch) : 0;
   uint8_t* buffer = nullptr;
   Status status = aligned_rows_buffer(args->stream, a_bytes + b_bytes, &buffer);
   if (!status.ok()) return status;
-  // The copy engine's 2-D copy takes any source pitch. The bytes between K
-  // and the pitch stay as they are: the TMA, whose tensor is K wide, never
-  // reads them (it fills what lies past K with zeros itself).
   const auto copy = [&](const uint8_t* src, int64_t rows, int64_t ld, uint8_t* dst) {
-    if (cudaMemcpy2DAsync(dst, static_cast<size_t>(pitch), src, static_cast<size_t>(ld), static_cast<size_t>(args->k),
-                          static_cast<size_t>(rows), cudaMemcpyDeviceToDevice, args->stream) != cudaSuccess) {
-      cudaGetLastError();
-      return Status::error(StatusCode::kRuntimeError, "copying rows of A or B to 16-byte boundaries failed");
-    }
-    return Status::success();
+    constexpr int kThreads = 256;
+    const int64_t chunks = rows * (pitch / 16);
+    copy_rows_kernel<<<static_cast<unsigned>((chunks + kThreads - 1) / kThreads), kThreads, 0, args->stream>>>(
+        src, rows, args->k, ld, dst, pitch);
+    return status_from_launch("copying rows of A or B to 16-byte boundaries");
   };
   if (copy_a) {
     status = copy(args->a, args->m, args->lda, buffer);

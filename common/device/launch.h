@@ -50,9 +50,9 @@ struct AlignedCopies {
 /// For a kernel that reads A and B through the TMA (rows on 16-byte
 /// boundaries) and accepts any rows: each operand whose pointer or leading
 /// dimension is not a multiple of `bytes` (a multiple of 16) is copied, on
-/// args->stream (cudaMemcpy2DAsync), into a buffer of this device and stream
-/// whose rows are K rounded up to `bytes` long (what lies past K is left
-/// undefined: a TMA tensor K wide never reads it); `*args` then points at the copy
+/// args->stream, into a buffer of this device and stream whose rows are K
+/// rounded up to 128 bytes long (an L2 line), zero past K; `*args` then
+/// points at the copy
 /// (a, lda or b, ldb). Operands already aligned are left as they are. The
 /// buffer is kept and grown like split_k_workspace's. The copy reads and
 /// writes each operand once: the price of a misaligned row, measured in
