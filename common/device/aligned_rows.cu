@@ -1,10 +1,6 @@
 // Copies of A and B whose rows start on 16-byte boundaries, for the TMA
 // kernels (see align_operand_rows in launch.h). A kernel of its own rather
 // than cudaMemcpy2DAsync, which took twice as long (issue 11 runs 6 and 7).
-#include <map>
-#include <mutex>
-#include <utility>
-
 #include "common/device/launch.h"
 
 namespace fp8gemm {
@@ -36,37 +32,6 @@ __global__ void copy_rows_kernel(const uint8_t* src, int64_t rows, int64_t cols,
   *reinterpret_cast<uint4*>(dst + row * pitch + first) = make_uint4(words[0], words[1], words[2], words[3]);
 }
 
-/// A buffer of at least `bytes` for this device and stream, kept for the
-/// next call (the copies of one GEMM are dead once it has run, and the next
-/// GEMM on the stream runs after it).
-Status aligned_rows_buffer(cudaStream_t stream, size_t bytes, uint8_t** buffer) {
-  struct Buffer {
-    uint8_t* data = nullptr;
-    size_t bytes = 0;
-  };
-  static std::mutex mutex;
-  static std::map<std::pair<int, cudaStream_t>, Buffer> per_stream;
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    cudaGetLastError();
-    return Status::error(StatusCode::kRuntimeError, "no current device for the aligned copies of A and B");
-  }
-  const std::lock_guard<std::mutex> lock(mutex);
-  Buffer& b = per_stream[{device, stream}];
-  if (bytes > b.bytes) {
-    if (b.data != nullptr) cudaFree(b.data);  // synchronizes: no launch still reads the old buffer
-    b.data = nullptr;
-    b.bytes = 0;
-    if (cudaMalloc(reinterpret_cast<void**>(&b.data), bytes) != cudaSuccess) {
-      cudaGetLastError();
-      return Status::error(StatusCode::kRuntimeError, "cannot allocate the aligned copies of A and B");
-    }
-    b.bytes = bytes;
-  }
-  *buffer = b.data;
-  return Status::success();
-}
-
 bool rows_aligned(const uint8_t* p, int64_t ld, int64_t bytes) {
   return reinterpret_cast<uintptr_t>(p) % bytes == 0 && ld % bytes == 0;
 }
@@ -86,9 +51,10 @@ Status align_operand_rows(GemmArgs* args, int64_t bytes, AlignedCopies* copies) 
   const int64_t pitch = (args->k + kLineBytes - 1) / kLineBytes * kLineBytes;
   const size_t a_bytes = copy_a ? static_cast<size_t>(args->m * pitch) : 0;
   const size_t b_bytes = copy_b ? static_cast<size_t>(args->n * pitch) : 0;
-  uint8_t* buffer = nullptr;
-  Status status = aligned_rows_buffer(args->stream, a_bytes + b_bytes, &buffer);
+  void* memory = nullptr;
+  Status status = stream_buffer(args->stream, StreamBuffer::kAlignedRows, a_bytes + b_bytes, &memory, nullptr);
   if (!status.ok()) return status;
+  uint8_t* const buffer = static_cast<uint8_t*>(memory);
   const auto copy = [&](const uint8_t* src, int64_t rows, int64_t ld, uint8_t* dst) {
     constexpr int kThreads = 256;
     const int64_t chunks = rows * (pitch / 16);

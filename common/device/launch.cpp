@@ -4,6 +4,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace fp8gemm {
@@ -66,45 +67,52 @@ int sm_count_of_current_device() {
   return counts[device];
 }
 
-Status split_k_workspace(cudaStream_t stream, size_t floats, size_t tiles, float** workspace, unsigned** counters) {
-  struct Buffers {
-    float* sums = nullptr;
-    size_t floats = 0;
-    unsigned* counts = nullptr;
-    size_t tiles = 0;
+Status stream_buffer(cudaStream_t stream, StreamBuffer purpose, size_t bytes, void** data, bool* fresh) {
+  struct Buffer {
+    void* data = nullptr;
+    size_t bytes = 0;
   };
   static std::mutex mutex;
-  static std::map<std::pair<int, cudaStream_t>, Buffers> per_stream;
+  static std::map<std::tuple<int, cudaStream_t, StreamBuffer>, Buffer> buffers;
+  if (fresh != nullptr) *fresh = false;
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) {
     cudaGetLastError();
-    return Status::error(StatusCode::kRuntimeError, "no current device for the split-K workspace");
+    return Status::error(StatusCode::kRuntimeError, "no current device for a workspace");
   }
   const std::lock_guard<std::mutex> lock(mutex);
-  Buffers& b = per_stream[{device, stream}];
-  if (floats > b.floats) {
-    if (b.sums != nullptr) cudaFree(b.sums);
-    b.sums = nullptr;
-    b.floats = 0;
-    if (cudaMalloc(reinterpret_cast<void**>(&b.sums), floats * sizeof(float)) != cudaSuccess) {
+  Buffer& b = buffers[{device, stream, purpose}];
+  if (bytes > b.bytes) {
+    if (b.data != nullptr) cudaFree(b.data);  // synchronizes: no launch still uses the old buffer
+    b.data = nullptr;
+    b.bytes = 0;
+    if (cudaMalloc(&b.data, bytes) != cudaSuccess) {
       cudaGetLastError();
-      return Status::error(StatusCode::kRuntimeError, "cannot allocate the split-K workspace");
+      return Status::error(StatusCode::kRuntimeError,
+                           "cannot allocate a workspace of " + std::to_string(bytes) + " bytes");
     }
-    b.floats = floats;
+    b.bytes = bytes;
+    if (fresh != nullptr) *fresh = true;
   }
-  if (tiles > b.tiles) {
-    if (b.counts != nullptr) cudaFree(b.counts);
-    b.counts = nullptr;
-    b.tiles = 0;
-    if (cudaMalloc(reinterpret_cast<void**>(&b.counts), tiles * sizeof(unsigned)) != cudaSuccess ||
-        cudaMemsetAsync(b.counts, 0, tiles * sizeof(unsigned), stream) != cudaSuccess) {
-      cudaGetLastError();
-      return Status::error(StatusCode::kRuntimeError, "cannot allocate the split-K counters");
-    }
-    b.tiles = tiles;
+  *data = b.data;
+  return Status::success();
+}
+
+Status split_k_workspace(cudaStream_t stream, size_t floats, size_t tiles, float** workspace, unsigned** counters) {
+  void* sums = nullptr;
+  void* counts = nullptr;
+  bool fresh = false;
+  Status status = stream_buffer(stream, StreamBuffer::kSplitKSums, floats * sizeof(float), &sums, nullptr);
+  if (!status.ok()) return status;
+  status = stream_buffer(stream, StreamBuffer::kSplitKCounters, tiles * sizeof(unsigned), &counts, &fresh);
+  if (!status.ok()) return status;
+  // The counters start at zero, and every launch leaves them there.
+  if (fresh && cudaMemsetAsync(counts, 0, tiles * sizeof(unsigned), stream) != cudaSuccess) {
+    cudaGetLastError();
+    return Status::error(StatusCode::kRuntimeError, "cannot clear the split-K counters");
   }
-  *workspace = b.sums;
-  *counters = b.counts;
+  *workspace = static_cast<float*>(sums);
+  *counters = static_cast<unsigned*>(counts);
   return Status::success();
 }
 

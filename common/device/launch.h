@@ -33,6 +33,16 @@ Status status_from_launch(const char* context = "");
 /// 0 without a usable device.
 int sm_count_of_current_device();
 
+/// What a stream_buffer() is for: each purpose has its own buffer.
+enum class StreamBuffer { kSplitKSums, kSplitKCounters, kAlignedRows };
+
+/// A device buffer of at least `bytes` for this device, stream and purpose,
+/// allocated on first use and kept; grown (the old one freed: cudaFree waits
+/// for the GPU) when a call asks for more. GEMMs on one stream run one after
+/// another, so they never share it. `*fresh` (if given) tells whether it was
+/// just allocated, its contents undefined.
+Status stream_buffer(cudaStream_t stream, StreamBuffer purpose, size_t bytes, void** data, bool* fresh);
+
 /// Split-K's workspace form (steps 08 on): a buffer of at least `floats`
 /// FP32 partial sums and `tiles` counters, one pair per device and stream,
 /// allocated on first use and grown when a GEMM needs more. GEMMs on one
