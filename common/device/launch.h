@@ -53,8 +53,8 @@ Status split_k_workspace(cudaStream_t stream, size_t floats, size_t tiles, float
 
 /// Which operands align_operand_rows() copied.
 struct AlignedCopies {
-  bool a = false;
-  bool b = false;
+  bool a = false;  ///< A was copied: args->a and args->lda are the copy's
+  bool b = false;  ///< B was copied: args->b and args->ldb are the copy's
 };
 
 /// For a kernel that reads A and B through the TMA (rows on 16-byte

@@ -45,7 +45,7 @@ namespace fp8gemm {
 /// and arguments of other integer types convert to it.
 template <class T>
 struct Exactly {
-  using type = T;
+  using type = T;  ///< T itself
 };
 
 /// A tile of D: its row of tiles (rows m_block * tile rows ...) and column of tiles.
