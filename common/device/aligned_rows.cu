@@ -32,10 +32,6 @@ __global__ void copy_rows_kernel(const uint8_t* src, int64_t rows, int64_t cols,
   *reinterpret_cast<uint4*>(dst + row * pitch + first) = make_uint4(words[0], words[1], words[2], words[3]);
 }
 
-bool rows_aligned(const uint8_t* p, int64_t ld, int64_t bytes) {
-  return reinterpret_cast<uintptr_t>(p) % bytes == 0 && ld % bytes == 0;
-}
-
 }  // namespace
 
 Status align_operand_rows(GemmArgs* args, int64_t bytes, AlignedCopies* copies) {

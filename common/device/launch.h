@@ -9,12 +9,17 @@
 
 namespace fp8gemm {
 
+/// True when every row of a matrix at `p` with leading dimension `ld` (in
+/// bytes) starts on a `bytes` boundary.
+inline bool rows_aligned(const void* p, int64_t ld, int64_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % bytes == 0 && ld % bytes == 0;
+}
+
 /// True when every row of A and of B starts on a `bytes` boundary (the
 /// pointers aligned, lda and ldb multiples of `bytes`), so that a kernel may
 /// load the rows in vectors of that size.
 inline bool operand_rows_aligned(const GemmArgs& args, int64_t bytes) {
-  auto aligned = [bytes](const void* p) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; };
-  return aligned(args.a) && aligned(args.b) && args.lda % bytes == 0 && args.ldb % bytes == 0;
+  return rows_aligned(args.a, args.lda, bytes) && rows_aligned(args.b, args.ldb, bytes);
 }
 
 /// True when every row of D starts on a `bytes` boundary (pointer aligned,
