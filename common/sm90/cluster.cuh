@@ -43,6 +43,15 @@ __device__ __forceinline__ float load_cluster_shared(uint32_t address) {
   return value;
 }
 
+/// Arrives on the mbarrier at `address` in the cluster's shared-memory window
+/// (cluster_shared_address()): this block's or another block's of the
+/// cluster. Release at cluster scope: this thread's earlier reads and writes
+/// of shared memory come before the arrival, for a thread of any block of the
+/// cluster that waits for the barrier's phase.
+__device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t address) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(address) : "memory");
+}
+
 }  // namespace sm90
 }  // namespace fp8gemm
 #endif  // FP8GEMM_SM90A_PARSE

@@ -35,6 +35,22 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
       : "memory");
 }
 
+/// tma_load_2d into every block of the cluster whose bit is set in
+/// `block_mask` (bit r: the block of rank r): one read of the box from the L2,
+/// delivered to the same shared address `dst` in each of those blocks, its
+/// bytes counted by the barrier at the same address `bar` in each. Every
+/// receiving block's barrier must expect them (mbarrier_arrive_expect_tx by
+/// its own producer), and the box's shared memory must be free in every one.
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, uint32_t bar,
+                                                      int32_t inner, int32_t outer, uint16_t block_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%3, %4}], [%2], %5;"
+      :
+      : "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(inner), "r"(outer), "h"(block_mask)
+      : "memory");
+}
+
 /// Makes this thread's earlier generic-proxy writes to shared memory (plain
 /// stores, stmatrix) visible to the async proxy, which the TMA reads through.
 /// Every writing thread fences before the barrier that precedes tma_store_2d.
