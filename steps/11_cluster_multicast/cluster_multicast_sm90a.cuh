@@ -231,9 +231,12 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // arrived (this block's TMA copies and the partner's multicast half of A)
   // and, with block scales, the scale loader has stored its scales; empty
   // when the consumers of every block of the cluster are done with it: one
-  // arrival per consumer warp of each block.
+  // arrival per consumer warp of this block (per thread with block scales:
+  // each has read the stage's scales), and one per consumer warp of each
+  // other block of the cluster.
   constexpr int kFullArrivals = 1 + (kBlockScales ? kWarpSize : 0);
-  constexpr int kEmptyArrivals = kCluster * kConsumerWarps;
+  constexpr int kEmptyArrivals =
+      (kBlockScales ? kConsumerWarps * kWarpSize : kConsumerWarps) + (kCluster - 1) * kConsumerWarps;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(shared_address(&full_barrier[s]), kFullArrivals);
@@ -341,14 +344,20 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   float amax = 0.0f;  // max |y| over every unit this thread stores, reduced once at the end
   // A stage this warp is done with is released in every block of the
   // cluster: the partner's TMA writes its half of A into this block's stage,
-  // and this block's into the partner's. One lane per warp.
+  // and this block's into the partner's. Lane 0 arrives for the warp, on this
+  // block's barrier and on the others'; with block scales every lane arrives
+  // on this block's (its reads of the stage's scales come before).
   const auto release = [&](int its_stage) {
     const uint32_t barrier = shared_address(&empty_barrier[its_stage]);
+    if (kBlockScales || lane == 0) mbarrier_arrive(barrier);
     if constexpr (kCluster > 1) {
+      if (lane == 0) {
+        const int rank = walk.rank;
 #pragma unroll
-      for (int r = 0; r < kCluster; ++r) mbarrier_arrive_cluster(cluster_shared_address(barrier, r));
-    } else {
-      mbarrier_arrive(barrier);
+        for (int r = 1; r < kCluster; ++r) {
+          mbarrier_arrive_cluster(cluster_shared_address(barrier, (rank + r) % kCluster));
+        }
+      }
     }
   };
   int stage = 0;
@@ -407,10 +416,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       // products into the totals (times the block scales, where there are some).
       const auto promote = [&](float(&acc)[kAccumulators], int its_stage, const float(&scales)[2]) {
         fence_registers(acc);
-        // With block scales every lane has read the stage's scales (in
-        // issue()) before its warp releases the stage.
-        if constexpr (kBlockScales) __syncwarp();
-        if (lane == 0) release(its_stage);
+        release(its_stage);
         if constexpr (kBlockScales) {
 #pragma unroll
           for (int v = 0; v < kAccumulators; ++v) total[v] = fmaf(acc[v], scales[(v / 2) % 2], total[v]);
@@ -472,13 +478,13 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         wgmma_commit_group();
         fence_registers(accum);
         wgmma_wait_group<1>();  // the previous K block's wgmmas are done: release its stage
-        if (kb > u.kb_begin && lane == 0) release(stage == 0 ? kStages - 1 : stage - 1);
+        if (kb > u.kb_begin) release(stage == 0 ? kStages - 1 : stage - 1);
         advance();
       }
       // The unit's last K block: its wgmmas done, its stage released.
       wgmma_wait_group<0>();
       fence_registers(accum);
-      if (lane == 0) release(stage == 0 ? kStages - 1 : stage - 1);
+      release(stage == 0 ? kStages - 1 : stage - 1);
     }
     // The unit's sums: promoted, or wgmma's own (fast accumulation).
     const auto finish = [&](float(&sums)[kAccumulators]) {
@@ -596,7 +602,8 @@ struct LaunchPlan {
   int k_blocks = 0;
   int slices = 1;
   int64_t units = 0;     // cluster tiles x slices
-  int64_t clusters = 0;  // min(units, clusters the GPU runs at once)
+  int64_t clusters = 0;  // min(units, resident_clusters)
+  int resident_clusters = 0;  // how many the GPU runs at once (cudaOccupancyMaxActiveClusters); 0: no GPU
   int64_t blocks = 0;    // the grid: clusters x cluster_blocks
   int tile_m = 0, tile_n = 0, cluster_blocks = 1;
   int sm_count = 0;  // 0: no GPU to count SMs on
@@ -622,8 +629,8 @@ LaunchPlan plan_launch_with(const GemmArgs& args) {
     plan.slices = split_k_slices(plan.tiles, plan.k_blocks, plan.sm_count, kMinKBlocksPerSlice, kMaxSlices);
   }
   plan.units = plan.cluster_tiles * plan.slices;
-  const int resident = plan.sm_count > 0 ? max_active_clusters<T>() : 0;
-  plan.clusters = std::min<int64_t>(plan.units, std::max(resident, 1));
+  plan.resident_clusters = plan.sm_count > 0 ? max_active_clusters<T>() : 0;
+  plan.clusters = std::min<int64_t>(plan.units, std::max(plan.resident_clusters, 1));
   plan.blocks = plan.clusters * T::kClusterBlocks;
   return plan;
 }
@@ -647,7 +654,8 @@ std::string describe_cluster_multicast_launch(const GemmArgs& args) {
          std::to_string(plan.units) + " units";
   if (plan.cluster_blocks > 1) {
     why += " of " + std::to_string(plan.cluster_blocks) + " tiles side by side, on " + std::to_string(plan.clusters) +
-           " persistent clusters of " + std::to_string(plan.cluster_blocks) + " blocks sharing A's tile";
+           " persistent clusters of " + std::to_string(plan.cluster_blocks) + " blocks sharing A's tile (" +
+           std::to_string(plan.resident_clusters) + " fit on the GPU at once)";
   } else {
     why += " on " + std::to_string(plan.blocks) + " persistent blocks";
   }
