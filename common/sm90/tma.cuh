@@ -41,8 +41,8 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
 /// bytes counted by the barrier at the same address `bar` in each. Every
 /// receiving block's barrier must expect them (mbarrier_arrive_expect_tx by
 /// its own producer), and the box's shared memory must be free in every one.
-__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, uint32_t bar,
-                                                      int32_t inner, int32_t outer, uint16_t block_mask) {
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, uint32_t bar, int32_t inner,
+                                                      int32_t outer, uint16_t block_mask) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
       " [%0], [%1, {%3, %4}], [%2], %5;"

@@ -133,10 +133,10 @@ struct Tile {
 };
 using LargeTile = Tile<128, 128, 2>;         // step 07's, in clusters of two
 using SmallTile = Tile<64, kSmallTileN, 1>;  // M <= kSmallTileMaxM: no cluster
-constexpr int kScaleLoaderWarp = 1;       // the producer warpgroup's warp that copies the block scales
-constexpr int kAmaxBarrier = 1;           // the named barrier of the consumers' amax reduction
-constexpr int kStoreBarrier = 2;          // + w: warpgroup w's, around its TMA store
-constexpr int kPartialBarrier = 4;        // the consumers', around a split-K unit's count
+constexpr int kScaleLoaderWarp = 1;          // the producer warpgroup's warp that copies the block scales
+constexpr int kAmaxBarrier = 1;              // the named barrier of the consumers' amax reduction
+constexpr int kStoreBarrier = 2;             // + w: warpgroup w's, around its TMA store
+constexpr int kPartialBarrier = 4;           // the consumers', around a split-K unit's count
 // The register budgets with two consumer warpgroups (setmaxnreg): the
 // producer's single TMA thread and scale loader need few.
 constexpr int kProducerRegisters = 48;
@@ -202,13 +202,13 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     w.k_blocks = static_cast<int>((args.k + kBlockK - 1) / kBlockK);
     w.cluster_n_tiles = (w.n_tiles + kCluster - 1) / kCluster;
     w.rank = kCluster == 1 ? 0 : static_cast<int>(cluster_block_rank());
-    w.units = persistent_tile_count<int>(w.m_tiles * w.cluster_n_tiles * slices, gridDim.x / kCluster,
-                                         blockIdx.x / kCluster);
+    w.units =
+        persistent_tile_count<int>(w.m_tiles * w.cluster_n_tiles * slices, gridDim.x / kCluster, blockIdx.x / kCluster);
     return w;
   };
   struct Unit {
-    int m_block, n_block;  // n_block >= n_tiles: past N (the cluster tile sticks out)
-    int tile;              // cluster tile * kCluster + rank: this block's tile's split-K sums and counter
+    int m_block, n_block;         // n_block >= n_tiles: past N (the cluster tile sticks out)
+    int tile;                     // cluster tile * kCluster + rank: this block's tile's split-K sums and counter
     int slice, kb_begin, kb_end;  // this unit's K blocks: k_slice(k_blocks, slices, slice)
   };
   const auto unit_of = [&](const Walk& w, int i) {
@@ -601,10 +601,10 @@ struct LaunchPlan {
   int64_t cluster_tiles = 0;  // tiles side by side in clusters of cluster_blocks (the last may stick out past N)
   int k_blocks = 0;
   int slices = 1;
-  int64_t units = 0;     // cluster tiles x slices
-  int64_t clusters = 0;  // min(units, resident_clusters)
+  int64_t units = 0;          // cluster tiles x slices
+  int64_t clusters = 0;       // min(units, resident_clusters)
   int resident_clusters = 0;  // how many the GPU runs at once (cudaOccupancyMaxActiveClusters); 0: no GPU
-  int64_t blocks = 0;    // the grid: clusters x cluster_blocks
+  int64_t blocks = 0;         // the grid: clusters x cluster_blocks
   int tile_m = 0, tile_n = 0, cluster_blocks = 1;
   int sm_count = 0;  // 0: no GPU to count SMs on
 };
@@ -679,9 +679,9 @@ Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan) {
   // The kernel numbers units in 32-bit arithmetic. (A GEMM with 2^31 units
   // would have a D of at least 2^31 x 64 x 64 elements: no GPU holds it.)
   if (plan.cluster_tiles * T::kClusterBlocks * plan.slices > kMaxExtent) {
-    return Status::error(StatusCode::kNotSupported, "at most 2^31 - 1 (tile, slice) pairs required, got " +
-                                                        std::to_string(plan.cluster_tiles * T::kClusterBlocks *
-                                                                       plan.slices));
+    return Status::error(StatusCode::kNotSupported,
+                         "at most 2^31 - 1 (tile, slice) pairs required, got " +
+                             std::to_string(plan.cluster_tiles * T::kClusterBlocks * plan.slices));
   }
   if (plan.slices > plan.k_blocks) {
     return Status::error(StatusCode::kNotSupported, "split_k = " + std::to_string(plan.slices) +

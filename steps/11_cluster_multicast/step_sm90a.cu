@@ -3,8 +3,8 @@
 // run 4096^3 and 64x2112x7168 with every format pair and output its
 // constraints accept (default_must_run in common/api/registry.h): the tests
 // fail if it refuses one.
-#include "common/api/registry.h"
 #include "cluster_multicast_sm90a.cuh"
+#include "common/api/registry.h"
 
 namespace fp8gemm {
 namespace {
