@@ -150,11 +150,20 @@ def test_row_major_b_is_refused():
         mm(a, b.contiguous(), sa, sb)
 
 
-def test_misaligned_rows_are_refused_by_the_step():
-    # K = 100: rows of 100 bytes, not on 16-byte boundaries; the step says so.
+def test_misaligned_rows_are_refused_by_a_step_that_reads_them_in_place():
+    # K = 100: rows of 100 bytes, not on 16-byte boundaries. Step 09 reads A and B in place
+    # through the TMA, which needs them there; it refuses, naming the constraint.
     a, b, sa, sb, *_ = problem(64, 64, 100, "tensor")
     with pytest.raises(RuntimeError, match="16"):
-        mm(a, b, sa, sb)
+        mm(a, b, sa, sb, step="09")
+
+
+def test_misaligned_rows_run_on_the_last_step():
+    # The last step takes rows anywhere (step 10 on: A and B copied to aligned rows first).
+    m, n, k = 64, 64, 100
+    a, b, sa, sb, reference, magnitude = problem(m, n, k, "tensor")
+    y = mm(a, b, sa, sb, out_dtype=torch.float32)
+    assert_within_bounds(y, reference, magnitude)
 
 
 def test_wrong_scale_shape_is_refused():
