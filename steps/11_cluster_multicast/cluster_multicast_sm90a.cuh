@@ -257,6 +257,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   if (warpgroup == kConsumerWarpgroups) {
     if constexpr (kMoveRegisters) set_max_registers<kProducerRegisters, /*kDecrease=*/true>();
     const Walk walk = make_walk();
+    const uint32_t full_barriers = shared_address(full_barrier), empty_barriers = shared_address(empty_barrier);
     // ---- producer: one thread feeds the ring with every K block of every
     // unit of this block, as far ahead as the ring allows: the next unit's
     // loads start while the consumers are still on this one, or in its epilogue.
@@ -269,8 +270,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       for (int i = 0; i < walk.units; ++i) {
         const Unit u = unit_of(walk, i);
         for (int kb = u.kb_begin; kb < u.kb_end; ++kb) {
-          mbarrier_wait(shared_address(&empty_barrier[stage]), phase ^ 1);
-          const uint32_t full = shared_address(&full_barrier[stage]);
+          mbarrier_wait(empty_barriers + 8 * stage, phase ^ 1);
+          const uint32_t full = full_barriers + 8 * stage;
           // The whole stage, zero-filled parts and the partner's half of A included.
           mbarrier_arrive_expect_tx(full, kStageBytes);
           if constexpr (kCluster > 1) {  // this block's rows of A, into every block of the cluster
@@ -310,11 +311,11 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 #pragma unroll
           for (int r = 0; r < kBlockM / kWarpSize; ++r) a[r] = a_rows[r] != nullptr ? a_rows[r][kb] : 1.0f;
           const float b = b_row != nullptr ? b_row[kb] : 1.0f;
-          mbarrier_wait(shared_address(&empty_barrier[stage]), phase ^ 1);
+          mbarrier_wait(empty_barriers + 8 * stage, phase ^ 1);
 #pragma unroll
           for (int r = 0; r < kBlockM / kWarpSize; ++r) stage_scales[stage].a[lane + kWarpSize * r] = a[r];
           if (lane == 0) stage_scales[stage].b = b;
-          mbarrier_arrive(shared_address(&full_barrier[stage]));  // release: the stores above come first
+          mbarrier_arrive(full_barriers + 8 * stage);  // release: the stores above come first
           if (++stage == kStages) {
             stage = 0;
             phase ^= 1;
@@ -328,6 +329,15 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // ---- consumers: warpgroup w multiplies rows 64w..64w+63 of each unit's tile.
   if constexpr (kMoveRegisters) set_max_registers<kConsumerRegisters, /*kDecrease=*/false>();
   const Walk walk = make_walk();
+  // The barriers' shared addresses (stage s's: + 8 s), computed once. Each
+  // shared_address() of a __shared__ variable reads the block's ID in its
+  // cluster (S2UR SR_CgaCtaId) and builds the address from it: a chain of
+  // dependent instructions that Nsight Compute's stall samples found in
+  // front of every stage wait and every release when it was redone there.
+  const uint32_t full_barriers = shared_address(full_barrier), empty_barriers = shared_address(empty_barrier);
+  // The partner's empty barriers, in the cluster's shared-memory window.
+  const uint32_t partner_empty_barriers =
+      kCluster > 1 ? cluster_shared_address(empty_barriers, (walk.rank + 1) % kCluster) : 0u;
   const int lane = threadIdx.x % kWarpSize;
   const int warp_in_group = (threadIdx.x % kWarpgroupThreads) / kWarpSize;
   // The scales constant along K (per tensor, per row), applied in the
@@ -348,16 +358,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // block's barrier and on the others'; with block scales every lane arrives
   // on this block's (its reads of the stage's scales come before).
   const auto release = [&](int its_stage) {
-    const uint32_t barrier = shared_address(&empty_barrier[its_stage]);
-    if (kBlockScales || lane == 0) mbarrier_arrive(barrier);
+    if (kBlockScales || lane == 0) mbarrier_arrive(empty_barriers + 8 * its_stage);
     if constexpr (kCluster > 1) {
-      if (lane == 0) {
-        const int rank = walk.rank;
-#pragma unroll
-        for (int r = 1; r < kCluster; ++r) {
-          mbarrier_arrive_cluster(cluster_shared_address(barrier, (rank + r) % kCluster));
-        }
-      }
+      if (lane == 0) mbarrier_arrive_cluster(partner_empty_barriers + 8 * its_stage);
     }
   };
   int stage = 0;
@@ -393,8 +396,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       // scales and keeps in `scales` the block scale of each of this thread's
       // two rows (s_A of the row times s_B).
       const auto issue = [&](float(&acc)[kAccumulators], float(&scales)[2]) {
-        mbarrier_wait_warp(shared_address(&full_barrier[stage]), phase);  // warp-uniform: see its comment
-        __syncwarp();  // wgmma is .aligned: the warp must be converged
+        mbarrier_wait_warp(full_barriers + 8 * stage, phase);  // warp-uniform: see its comment
+        __syncwarp();                                          // wgmma is .aligned: the warp must be converged
         if constexpr (kBlockScales) {
           const int tile_row = row0 - u.m_block * kBlockM;
           const float b = stage_scales[stage].b;
@@ -464,7 +467,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       wgmma_wait_group<0>();
     } else {
       for (int kb = u.kb_begin; kb < u.kb_end; ++kb) {
-        mbarrier_wait(shared_address(&full_barrier[stage]), phase);
+        mbarrier_wait(full_barriers + 8 * stage, phase);
         __syncwarp();  // wgmma is .aligned: the warp must be converged
         const uint64_t desc_a = make_kmajor_sw128_descriptor(tiles_a + stage * kTileBytesA + warpgroup * 64 * kBlockK);
         const uint64_t desc_b = make_kmajor_sw128_descriptor(tiles_b + stage * kTileBytesB);
