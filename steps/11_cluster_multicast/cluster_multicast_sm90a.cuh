@@ -31,7 +31,7 @@
 //
 // Everything else is step 10's: one block (here, one cluster) per SM pair
 // walking units in grouped order, two accumulator sets with setmaxnreg
-// 48/224, D through shared memory and the TMA, split-K in a workspace, rows
+// 56/224, D through shared memory and the TMA, split-K in a workspace, rows
 // anywhere, the amax once per block.
 //
 // Requires sm_90a; the chapter (README.md) explains every piece.
@@ -133,13 +133,16 @@ struct Tile {
 };
 using LargeTile = Tile<128, 128, 2>;         // step 07's, in clusters of two
 using SmallTile = Tile<64, kSmallTileN, 1>;  // M <= kSmallTileMaxM: no cluster
+constexpr int kScalesAhead = 2;              // K blocks of block scales the loader has in flight
 constexpr int kScaleLoaderWarp = 1;          // the producer warpgroup's warp that copies the block scales
 constexpr int kAmaxBarrier = 1;              // the named barrier of the consumers' amax reduction
 constexpr int kStoreBarrier = 2;             // + w: warpgroup w's, around its TMA store
 constexpr int kPartialBarrier = 4;           // the consumers', around a split-K unit's count
 // The register budgets with two consumer warpgroups (setmaxnreg): the
-// producer's single TMA thread and scale loader need few.
-constexpr int kProducerRegisters = 48;
+// producer's single TMA thread and scale loader need few. 56, not step 10's
+// 48: the scale loader's look-ahead (kScalesAhead) spilled 4 bytes in 48
+// (128 x 56 + 256 x 224 = 64512 of the SM's 65536 registers).
+constexpr int kProducerRegisters = 56;
 constexpr int kConsumerRegisters = 224;
 
 #if FP8GEMM_SM90A_DEVICE
@@ -306,20 +309,37 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         // A tile past N (the cluster tile sticks out) reads the last column's.
         const int64_t column = std::min<int64_t>(int64_t{u.n_block} * kBlockN, args.n - 1);
         const float* b_row = k_block_scales(args.b_scale_granularity, args.b_scales, column, args.k);
-        for (int kb = u.kb_begin; kb < u.kb_end; ++kb) {
+        // The scales of K block kb + kScalesAhead are loaded while those of
+        // kb are stored: with one K block's loads waited for at a time, the
+        // loader took a global load's latency per K block and held the
+        // consumers back (issue 11 run 10: block scales at 0.78x the
+        // per-tensor speed). ahead[d] holds K block kb + d's.
+        struct KBlockScales {
           float a[kBlockM / kWarpSize];
+          float b;
+        };
+        const auto load = [&](int kb, KBlockScales& s) {
+          const bool inside = kb < u.kb_end;
 #pragma unroll
-          for (int r = 0; r < kBlockM / kWarpSize; ++r) a[r] = a_rows[r] != nullptr ? a_rows[r][kb] : 1.0f;
-          const float b = b_row != nullptr ? b_row[kb] : 1.0f;
+          for (int r = 0; r < kBlockM / kWarpSize; ++r) s.a[r] = a_rows[r] != nullptr && inside ? a_rows[r][kb] : 1.0f;
+          s.b = b_row != nullptr && inside ? b_row[kb] : 1.0f;
+        };
+        KBlockScales ahead[kScalesAhead + 1];
+#pragma unroll
+        for (int d = 0; d < kScalesAhead; ++d) load(u.kb_begin + d, ahead[d]);
+        for (int kb = u.kb_begin; kb < u.kb_end; ++kb) {
+          load(kb + kScalesAhead, ahead[kScalesAhead]);
           mbarrier_wait(empty_barriers + 8 * stage, phase ^ 1);
 #pragma unroll
-          for (int r = 0; r < kBlockM / kWarpSize; ++r) stage_scales[stage].a[lane + kWarpSize * r] = a[r];
-          if (lane == 0) stage_scales[stage].b = b;
+          for (int r = 0; r < kBlockM / kWarpSize; ++r) stage_scales[stage].a[lane + kWarpSize * r] = ahead[0].a[r];
+          if (lane == 0) stage_scales[stage].b = ahead[0].b;
           mbarrier_arrive(full_barriers + 8 * stage);  // release: the stores above come first
           if (++stage == kStages) {
             stage = 0;
             phase ^= 1;
           }
+#pragma unroll
+          for (int d = 0; d < kScalesAhead; ++d) ahead[d] = ahead[d + 1];  // named registers: shifted, not indexed
         }
       }
     }
