@@ -31,8 +31,8 @@
 //
 // Everything else is step 10's: one block (here, one cluster) per SM pair
 // walking units in grouped order, two accumulator sets with setmaxnreg
-// 56/224, D through shared memory and the TMA, split-K in a workspace, rows
-// anywhere, the amax once per block.
+// (56/224 here: see kProducerRegisters), D through shared memory and the
+// TMA, split-K in a workspace, rows anywhere, the amax once per block.
 //
 // Requires sm_90a; the chapter (README.md) explains every piece.
 //
