@@ -19,18 +19,24 @@ BASELINES = (CUBLASLT, CUBLASLT_FAST)
 FAST_SUFFIX = "_fast"
 LADDER_SHAPE = "4096x4096x4096"
 DECODE_SHAPE = "64x2112x7168"
+# The grouped benchmark's layouts (fp8gemm_grouped_bench), the last part of its names:
+# `<contender>/<G>x<M>x<N>x<K>/<layout>`, the layout kept in the shape.
+GROUPED_LAYOUTS = ("contiguous", "masked")
 
 
 def split_name(name):
     """('01_naive', '4096x4096x4096') from '01_naive/4096x4096x4096'. An epilogue variant
     (`<contender>/<M>x<N>x<K>/<scales>/<epilogue>/<out>`, fp8gemm_bench --epilogue_variants)
     keeps its suffix in the shape: ('07_fused_epilogue', '4096x4096x4096/block/bias_gelu/e4m3'),
-    so that each variant is a case of its own. Google Benchmark's own suffixes
+    so that each variant is a case of its own; a grouped case keeps its layout the same way
+    ('12_grouped_moe', '4x8192x4096x7168/contiguous'). Google Benchmark's own suffixes
     (`_median`, `/manual_time`...) are not part of `run_name`, which is what is passed here."""
     parts = name.split("/")
     if len(parts) < 2:
         raise ValueError(f"not a <contender>/<M>x<N>x<K> name: {name!r}")
     variant = [p for p in parts[2:5] if p and p != "manual_time"] if len(parts) >= 5 else []
+    if len(parts) >= 3 and parts[2] in GROUPED_LAYOUTS:  # fp8gemm_grouped_bench: <G>x<M>x<N>x<K>/<layout>
+        variant = [parts[2]]
     return parts[0], "/".join([parts[1]] + variant)
 
 

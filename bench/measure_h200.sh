@@ -18,6 +18,11 @@
 #   rows      rows off 16-byte boundaries (step 10 on): fp8gemm --check at
 #             ragged shapes, then the step beside cuBLASLt on aligned shapes and
 #             the same shapes with K, N or both one past a multiple of 16
+#   grouped   the grouped GEMM (step 12 on): test_grouped_gpu, memcheck and
+#             racecheck on its ragged cases of both layouts, then
+#             fp8gemm_grouped_bench (the step beside the cuBLASLt loop and, for
+#             the masked layout, the loop captured in a CUDA graph; BIN must
+#             also hold test_grouped_gpu and fp8gemm_grouped_bench)
 #   torch     torch.ops.fp8gemm.mm on the step: pytorch/'s tests (pytest) and its
 #             benchmark beside fp8gemm_bench's on the same shapes (BIN must also
 #             hold libfp8gemm.so.0 and libfp8gemm_torch.so)
@@ -130,6 +135,22 @@ for phase in "$@"; do
         > "$LOGS/bench_rows.log" 2>&1
       echo "bench rows rc=$? ${SECONDS}s"
       grep -E "_median|skipped|refus" "$LOGS/bench_rows.log" | awk '{print "  " $1, $2, $3}' | head -30
+      ;;
+    grouped)
+      timeout 150 "$bin/test_grouped_gpu" > "$LOGS/test_grouped_gpu.log" 2>&1
+      echo "test_grouped_gpu rc=$? ${SECONDS}s: $(tail -n 1 "$LOGS/test_grouped_gpu.log")"
+      grep -E "^\[  FAILED  \]|SKIPPED \]" "$LOGS/test_grouped_gpu.log" | head -8
+      filter="*GroupedTest*ragged_block*:*GroupedTest*ragged_per_tensor_bf16*:*GroupedUncheckedTest*"
+      for tool in memcheck racecheck; do
+        timeout 150 compute-sanitizer --tool $tool "$bin/test_grouped_gpu" --gtest_filter="$filter" \
+          > "$LOGS/${tool}_grouped.log" 2>&1
+        echo "$tool grouped rc=$? ${SECONDS}s: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/${tool}_grouped.log" | tail -1)" \
+          "$(grep -cE '^\[       OK \]' "$LOGS/${tool}_grouped.log") passed"
+      done
+      timeout 240 "$bin/fp8gemm_grouped_bench" --benchmark_out="$OUT/bench_grouped.json" --benchmark_out_format=json \
+        > "$LOGS/bench_grouped.log" 2>&1
+      echo "grouped bench rc=$? ${SECONDS}s"
+      grep -E "_median|FAIL|skipped" "$LOGS/bench_grouped.log" | awk '{print "  " $1, $2, $3, $NF}' | head -40
       ;;
     *) echo "unknown phase $phase"; exit 2 ;;
   esac

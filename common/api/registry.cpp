@@ -65,6 +65,7 @@ StepInfo make_step_info(int number, const std::string& folder, const std::string
   }
   step.required_compute_capability = options.required_compute_capability;
   step.describe_launch = options.describe_launch;
+  step.launch_grouped = options.launch_grouped;
   return step;
 }
 
@@ -200,6 +201,23 @@ Status run_step(const StepInfo& step, const GemmArgs& args) {
   return s;
 }
 
+Status run_grouped_step(const StepInfo& step, const GroupedGemmArgs& args) {
+  if (step.launch_grouped == nullptr) {
+    return not_supported(step.folder + ": this step has no grouped GEMM (the grouped steps are those with one)");
+  }
+  Status s = validate_grouped_args(args);
+  if (!s.ok()) return s;
+  s = check_step_constraints(step, args.gemm);
+  if (!s.ok()) return s;
+  if (args.check_on_host) {
+    s = check_grouped_device_data(args);
+    if (!s.ok()) return s;
+  }
+  s = step.launch_grouped(args);
+  if (!s.ok()) s.message = step.folder + ": " + s.message;
+  return s;
+}
+
 std::string describe_constraints(const StepConstraints& c) {
   std::ostringstream out;
   const char* sep = "";
@@ -298,6 +316,7 @@ std::string steps_json(const std::vector<StepInfo>& steps, const std::vector<std
     out << "      \"title\": " << json_string(step.title) << ",\n";
     out << "      \"accumulation\": " << json_string(accumulation_name(step.accumulation)) << ",\n";
     out << "      \"required_compute_capability\": " << step.required_compute_capability << ",\n";
+    out << "      \"grouped\": " << (step.launch_grouped != nullptr ? "true" : "false") << ",\n";
     out << "      \"constraints\": {\n";
     out << "        \"m_multiple\": " << c.m_multiple << ",\n";
     out << "        \"n_multiple\": " << c.n_multiple << ",\n";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/api/gemm.h"
+#include "common/api/grouped.h"
 
 namespace fp8gemm {
 
@@ -72,6 +73,10 @@ std::string gemm_shape_name(const GemmShape& shape);
 /// other runtime errors.
 using StepLauncher = Status (*)(const GemmArgs& args);
 
+/// Launches a grouped GEMM (common/api/grouped.h) on arguments that passed
+/// validate_grouped_args; call through run_grouped_step().
+using GroupedLauncher = Status (*)(const GroupedGemmArgs& args);
+
 /// One registered step.
 struct StepInfo {
   int number = 0;                 ///< 1, 2, ...: the order of the ladder; the two digits of the folder name.
@@ -99,6 +104,9 @@ struct StepInfo {
   /// Optional: how the step would launch `args` (e.g. its split-K slice
   /// count and why), for `fp8gemm --check` to print; nullptr: nothing to say.
   std::string (*describe_launch)(const GemmArgs& args) = nullptr;
+  /// Optional: the step's grouped GEMM (a mixture-of-experts layer's GEMMs
+  /// in one launch); nullptr for a step that has none.
+  GroupedLauncher launch_grouped = nullptr;
 };
 
 /// What a registration may state beyond FP8GEMM_REGISTER_STEP's four
@@ -111,6 +119,8 @@ struct StepOptions {
   std::vector<GemmShape> extra_must_run = {};
   /// StepInfo::describe_launch.
   std::string (*describe_launch)(const GemmArgs& args) = nullptr;
+  /// StepInfo::launch_grouped.
+  GroupedLauncher launch_grouped = nullptr;
 };
 
 /// The StepInfo of one registration (what FP8GEMM_REGISTER_STEP builds):
@@ -176,6 +186,12 @@ Status check_step_constraints(const StepInfo& step, const GemmArgs& args);
 /// launcher's is prefixed with the step's folder ("02_lds_tiling: ...").
 Status run_step(const StepInfo& step, const GemmArgs& args);
 
+/// The one way to run a step's grouped GEMM: validate_grouped_args, the
+/// step's constraints on args.gemm (formats, output, scales, epilogue), then,
+/// with args.check_on_host, check_grouped_device_data, then the step's
+/// grouped launcher. kNotSupported when the step has none.
+Status run_grouped_step(const StepInfo& step, const GroupedGemmArgs& args);
+
 /// Text of a step's constraints for tables, e.g. "K % 16 == 0; formats e4m3, e5m2".
 std::string describe_constraints(const StepConstraints& c);
 
@@ -185,7 +201,7 @@ const char* accumulation_name(Accumulation accumulation);
 /// The registry as JSON, for machines (`fp8gemm --list=json`, committed as
 /// docs/steps.json, from which README.md's table of what each step accepts is
 /// generated): per step its number, folder, title, accumulation, required
-/// compute capability, constraints field by field, describe_constraints()'s
+/// compute capability, whether it has a grouped GEMM, constraints field by field, describe_constraints()'s
 /// text and its must-run cases; then the refusals. Deterministic: the same
 /// registry gives the same bytes.
 std::string steps_json(const std::vector<StepInfo>& steps, const std::vector<std::string>& refusals);

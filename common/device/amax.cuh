@@ -25,6 +25,23 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+/// named_barrier_sync that also counts: returns, in every thread, how many of
+/// the `threads` threads passed `predicate` true (bar.red.popc). Step 12's
+/// warpgroups count their valid rows of D with it.
+__device__ __forceinline__ int named_barrier_count(int id, int threads, bool predicate) {
+  int count;
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.u32 p, %3, 0;\n"
+      "bar.red.popc.u32 %0, %1, %2, p;\n"
+      "}\n"
+      : "=r"(count)
+      : "r"(id), "r"(threads), "r"(static_cast<unsigned>(predicate))
+      : "memory");
+  return count;
+}
+
 /// Arrives at named barrier `id` for `threads` threads without waiting: the
 /// other side of a named_barrier_sync, for one group of warps to tell another
 /// that it has done something (step 10's consumers taking turns).

@@ -36,31 +36,40 @@ struct GroupedTile {
   int64_t n_block = 0;  ///< Column of tiles.
 };
 
+// Each function computes in Int (int64_t unless asked): a kernel that has
+// checked that its numbers fit asks for int, as with tile_scheduler.h.
+
 /// Rows of tiles of an expert with `rows` valid rows (masked layout).
-FP8GEMM_HOST_DEVICE inline int64_t expert_row_tiles(int64_t rows, int64_t block_m) {
+template <class Int = int64_t>
+FP8GEMM_HOST_DEVICE inline Int expert_row_tiles(typename Exactly<Int>::type rows, typename Exactly<Int>::type block_m) {
   return rows > 0 ? (rows + block_m - 1) / block_m : 0;
 }
 
 /// Every tile of the masked layout: the sum over the experts of their row
 /// tiles times n_tiles.
-FP8GEMM_HOST_DEVICE inline int64_t masked_tile_count(const int* counts, int experts, int64_t block_m, int64_t n_tiles) {
-  int64_t tiles = 0;
-  for (int g = 0; g < experts; ++g) tiles += expert_row_tiles(counts[g], block_m) * n_tiles;
+template <class Int = int64_t>
+FP8GEMM_HOST_DEVICE inline Int masked_tile_count(const int* counts, int experts, typename Exactly<Int>::type block_m,
+                                                 typename Exactly<Int>::type n_tiles) {
+  Int tiles = 0;
+  for (int g = 0; g < experts; ++g) tiles += expert_row_tiles<Int>(counts[g], block_m) * n_tiles;
   return tiles;
 }
 
 /// The tile with number `number` of the masked layout (see above), each
 /// expert's tiles in grouped_tile order with `group_rows`; not valid when
 /// `number` is past the last tile.
-FP8GEMM_HOST_DEVICE inline GroupedTile masked_tile(int64_t number, const int* counts, int experts, int64_t block_m,
-                                                   int64_t n_tiles, int64_t group_rows) {
+template <class Int = int64_t>
+FP8GEMM_HOST_DEVICE inline GroupedTile masked_tile(typename Exactly<Int>::type number, const int* counts, int experts,
+                                                   typename Exactly<Int>::type block_m,
+                                                   typename Exactly<Int>::type n_tiles,
+                                                   typename Exactly<Int>::type group_rows) {
   GroupedTile tile;
-  int64_t first = 0;  // the number of the expert's first tile
+  Int first = 0;  // the number of the expert's first tile
   for (int g = 0; g < experts; ++g) {
-    const int64_t row_tiles = expert_row_tiles(counts[g], block_m);
-    const int64_t tiles = row_tiles * n_tiles;
+    const Int row_tiles = expert_row_tiles<Int>(counts[g], block_m);
+    const Int tiles = row_tiles * n_tiles;
     if (number < first + tiles) {
-      const TileCoord t = grouped_tile(number - first, row_tiles, n_tiles, group_rows);
+      const TileCoord t = grouped_tile<Int>(number - first, row_tiles, n_tiles, group_rows);
       tile.valid = true;
       tile.expert = g;
       tile.m_block = t.m_block;
