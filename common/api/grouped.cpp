@@ -52,10 +52,10 @@ Status validate_grouped_args(const GroupedGemmArgs& args) {
   }
   // The plain contract, then B's extent as one matrix of experts * N rows
   // (checked alone: D still has N columns).
-  Status s = validate_gemm_args(g);
-  if (!s.ok()) return s;
   if (g.n > std::numeric_limits<int64_t>::max() / args.experts)
     return invalid("experts * N overflows a 64-bit row count");
+  Status s = validate_gemm_args(g);
+  if (!s.ok()) return s;
   GemmArgs stacked_b = g;
   stacked_b.n = g.n * args.experts;
   stacked_b.m = 1;
