@@ -168,6 +168,7 @@ constexpr int kAmaxBarrier = 1;              // the named barrier of the consume
 constexpr int kStoreBarrier = 2;             // + w: warpgroup w's, around its TMA store
 constexpr int kPartialBarrier = 4;           // the consumers', around a split-K unit's count
 constexpr int kRowsBarrier = 5;              // + w: warpgroup w's, counting its valid rows (contiguous layout)
+constexpr int kCountsBarrier = 7;            // the whole block's, after the masked layout's counts are copied
 // The register budgets with two consumer warpgroups (setmaxnreg): the
 // producer's single TMA thread and scale loader need few. 56, not step 10's
 // 48: the scale loader's look-ahead (kScalesAhead) spilled 4 bytes in 48
@@ -292,6 +293,17 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     return u;
   };
   const int warpgroup = threadIdx.x / kWarpgroupThreads;
+  // The masked layout's counts, clamped into shared memory by every thread of
+  // the block, each role after its setmaxnreg: read before it, the counts'
+  // pointer and number stayed in registers across it and were spilled there.
+  // No count can then take a tile outside its expert's rows.
+  const auto share_counts = [&] {
+    if (grouping != Grouping::kMasked) return;
+    for (int g = threadIdx.x; g < groups.experts; g += T::kThreads) {
+      expert_rows[g] = min(max(groups.counts[g], 0), groups.capacity);
+    }
+    named_barrier_sync(kCountsBarrier, T::kThreads);
+  };
 
   // The ring's barriers, as in step 10: full when the stage's bytes have
   // arrived (this block's TMA copies and the partner's multicast half of A)
@@ -310,18 +322,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     }
     fence_barrier_init();  // at cluster scope: for the partner's copies and arrivals
   }
-  // The masked layout's counts, clamped: no count can take a tile outside
-  // its expert's rows.
-  // (Read through volatile: values read here and again after setmaxnreg
-  // would otherwise be kept in registers across it, and spilled there.)
-  const volatile GroupedView& view = groups;
-  if (!kSplit && view.grouping == Grouping::kMasked) {
-    for (int g = threadIdx.x; g < view.experts; g += T::kThreads) {
-      expert_rows[g] = min(max(view.counts[g], 0), view.capacity);
-    }
-  }
-  // Nobody copies into a block or arrives on its barriers before they are
-  // initialized (nor reads the counts before they are copied).
+  // Nobody copies into a block or arrives on its barriers before they are initialized.
   if constexpr (kCluster > 1) {
     cluster_sync();
   } else {
@@ -333,6 +334,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   constexpr bool kMoveRegisters = kConsumerWarpgroups == 2;
   if (warpgroup == kConsumerWarpgroups) {
     if constexpr (kMoveRegisters) set_max_registers<kProducerRegisters, /*kDecrease=*/true>();
+    share_counts();
     const Walk walk = make_walk();
     const uint32_t full_barriers = shared_address(full_barrier), empty_barriers = shared_address(empty_barrier);
     // ---- producer: one thread feeds the ring with every K block of every
@@ -424,6 +426,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 
   // ---- consumers: warpgroup w multiplies rows 64w..64w+63 of each unit's tile.
   if constexpr (kMoveRegisters) set_max_registers<kConsumerRegisters, /*kDecrease=*/false>();
+  share_counts();
   const Walk walk = make_walk();
   // The barriers' shared addresses (stage s's: + 8 s), computed once. Each
   // shared_address() of a __shared__ variable reads the block's ID in its
