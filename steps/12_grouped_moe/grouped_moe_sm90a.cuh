@@ -181,10 +181,16 @@ constexpr int kWgmmaK = 32;  // K of one FP8 wgmma
 
 #endif
 
+// What the units are: a plain GEMM's tiles, unsplit or split along K, or a
+// grouped GEMM's (which never splits K). Each is a kernel of its own: with
+// the grouped code compiled into the plain kernels, a plain GEMM ran 8-13 %
+// slower than step 11 (the chapter's first run), and the split kernels spilled.
+enum class Units { kTiles, kSplitTiles, kGroupedTiles };
+
 // kBlockScales: A has 1 x 128 or B has 128 x 128 scales, applied at each
-// promotion (so kPromote is true). kSplit: the units split K (slices > 1);
-// without it the kernel has no split-K code.
-template <class T, Fp8Format kFormatA, Fp8Format kFormatB, bool kPromote, bool kBlockScales, bool kSplit>
+// promotion (so kPromote is true). kUnits: see Units; only kSplitTiles has
+// split-K code, only kGroupedTiles grouped code.
+template <class T, Fp8Format kFormatA, Fp8Format kFormatB, bool kPromote, bool kBlockScales, Units kUnits>
 __global__ void __launch_bounds__(T::kThreads, 1)
     grouped_moe_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
                                 const __grid_constant__ CUtensorMap tensor_map_b,
@@ -209,7 +215,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   __shared__ int expert_rows[kMaxExperts];  // masked layout: each expert's valid rows, in [0, capacity]
   // A grouped GEMM never splits K (the launcher refuses it): the split
   // kernels have no grouped code, which spilled registers there.
-  const Grouping grouping = kSplit ? Grouping::kNone : groups.grouping;
+  constexpr bool kSplit = kUnits == Units::kSplitTiles;
+  const Grouping grouping = kUnits == Units::kGroupedTiles ? groups.grouping : Grouping::kNone;
   extern __shared__ uint8_t dynamic_shared[];
   const uint32_t tiles_start = (shared_address(dynamic_shared) + 1023u) & ~1023u;
   const uint32_t tiles_a = tiles_start + offsetof(SharedTiles, a);  // shared-window addresses
@@ -669,24 +676,22 @@ using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUte
                                 int, float*, unsigned*, float, bool);
 
 // The kernel for one tile shape, pair of formats (e4m3 or e5m2 each),
-// accumulation mode, and split or not.
+// accumulation mode, and kind of units.
+template <class T, bool kPromote, bool kBlockScales, Fp8Format kA, Fp8Format kB>
+KernelFunction select_units(Units units) {
+  return units == Units::kGroupedTiles
+             ? grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, kBlockScales, Units::kGroupedTiles>
+         : units == Units::kSplitTiles
+             ? grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, kBlockScales, Units::kSplitTiles>
+             : grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, kBlockScales, Units::kTiles>;
+}
 template <class T, bool kPromote, bool kBlockScales>
-KernelFunction select_kernel(Fp8Format a, Fp8Format b, bool split) {
+KernelFunction select_kernel(Fp8Format a, Fp8Format b, Units units) {
   constexpr Fp8Format kE4 = Fp8Format::kE4M3, kE5 = Fp8Format::kE5M2;
-  if (a == kE4 && b == kE4) {
-    return split ? grouped_moe_fp8_gemm_kernel<T, kE4, kE4, kPromote, kBlockScales, true>
-                 : grouped_moe_fp8_gemm_kernel<T, kE4, kE4, kPromote, kBlockScales, false>;
-  }
-  if (a == kE4) {
-    return split ? grouped_moe_fp8_gemm_kernel<T, kE4, kE5, kPromote, kBlockScales, true>
-                 : grouped_moe_fp8_gemm_kernel<T, kE4, kE5, kPromote, kBlockScales, false>;
-  }
-  if (b == kE4) {
-    return split ? grouped_moe_fp8_gemm_kernel<T, kE5, kE4, kPromote, kBlockScales, true>
-                 : grouped_moe_fp8_gemm_kernel<T, kE5, kE4, kPromote, kBlockScales, false>;
-  }
-  return split ? grouped_moe_fp8_gemm_kernel<T, kE5, kE5, kPromote, kBlockScales, true>
-               : grouped_moe_fp8_gemm_kernel<T, kE5, kE5, kPromote, kBlockScales, false>;
+  if (a == kE4 && b == kE4) return select_units<T, kPromote, kBlockScales, kE4, kE4>(units);
+  if (a == kE4) return select_units<T, kPromote, kBlockScales, kE4, kE5>(units);
+  if (b == kE4) return select_units<T, kPromote, kBlockScales, kE5, kE4>(units);
+  return select_units<T, kPromote, kBlockScales, kE5, kE5>(units);
 }
 
 // How many clusters of T's blocks the GPU runs at once: cluster_blocks
@@ -698,7 +703,7 @@ template <class T>
 int max_active_clusters() {
   static int cache = 0;  // 0: not asked yet; -1: asked, no answer
   if (cache == 0) {
-    const KernelFunction kernel = select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, false);
+    const KernelFunction kernel = select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles);
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(T::kClusterBlocks);
     config.blockDim = dim3(T::kThreads);
@@ -882,10 +887,13 @@ Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan, const Gro
   status = refuse_block_scales_without_promotion(args);
   if (!status.ok()) return status;
   const bool split = plan.slices > 1;
+  const Units units = groups.grouping != Grouping::kNone ? Units::kGroupedTiles
+                      : split                            ? Units::kSplitTiles
+                                                         : Units::kTiles;
   const KernelFunction kernel = args.fast_accumulation
-                                    ? select_kernel<T, false, false>(args.a_format, args.b_format, split)
-                                : block_scales ? select_kernel<T, true, true>(args.a_format, args.b_format, split)
-                                               : select_kernel<T, true, false>(args.a_format, args.b_format, split);
+                                    ? select_kernel<T, false, false>(args.a_format, args.b_format, units)
+                                : block_scales ? select_kernel<T, true, true>(args.a_format, args.b_format, units)
+                                               : select_kernel<T, true, false>(args.a_format, args.b_format, units);
   status = sm90::kernel_has_sm90a_image(kernel, block_scales ? T::kStaticSharedBytesWithScales : T::kStaticSharedBytes);
   if (!status.ok()) return status;
   status = reserve_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), T::kDynamicSharedBytes);
