@@ -3,7 +3,8 @@
 # step folder (highest NN) to steps/99_fork, configure, build only what the
 # fork needs (its object library step_99_fork, the main program fp8gemm, the
 # benchmark fp8gemm_bench and the GPU test program test_steps_gpu, which link
-# every step), then check that
+# every step: in the copy, the last step and the fork, the earlier step folders
+# being removed), then check that
 #   - `fp8gemm --list` exits 0 and lists 99_fork once, after the last step;
 #   - `test_steps_gpu --gtest_list_tests` has tests of 99_fork
 #     (EveryStep/StepShapeTest.<...>/99_fork_4096x4096x4096, ...);
@@ -110,6 +111,13 @@ say "source commit: $commit"
 say "steps: ${steps[*]}"
 say "cp -r steps/$last steps/99_fork"
 cp -r "$tree/steps/$last" "$tree/steps/99_fork" || fail "cp -r steps/$last steps/99_fork"
+# The programs link every step of the tree; the earlier steps are not what
+# this test is about and, since step 12, took most of its time (11 minutes of
+# CI's 2 cores): the copy keeps the last step and its fork only.
+for step in "${steps[@]}"; do
+  [ "$step" = "$last" ] || rm -rf "${tree:?}/steps/$step"
+done
+say "kept steps/$last and steps/99_fork (the earlier steps removed from the copy)"
 
 # ---- configure and build what the fork needs ---------------------------------
 configure=("$cmake" -S "$tree" -B "$build" -G "$generator"
@@ -159,8 +167,8 @@ count=0
 for step in "${listed[@]}"; do [ "$step" = 99_fork ] && count=$((count + 1)); done
 [ $count -eq 1 ] || fail "fp8gemm --list lists 99_fork $count times (expected once)"
 [ "${listed[${#listed[@]}-1]}" = 99_fork ] || fail "99_fork is not the last step listed (${listed[*]})"
-[ ${#listed[@]} -eq $((${#steps[@]} + 1)) ] ||
-  fail "fp8gemm --list lists ${#listed[@]} steps, expected ${#steps[@]} folders + the fork"
+[ ${#listed[@]} -eq 2 ] && [ "${listed[0]}" = "$last" ] ||
+  fail "fp8gemm --list lists ${listed[*]}, expected $last and the fork"
 
 say "check: test_steps_gpu --gtest_list_tests has tests of 99_fork"
 names="$("$tests" --gtest_list_tests 2>&1)"
