@@ -19,9 +19,10 @@ a value with spaces is quoted ("..."). Kinds and their keys:
   ladder    json=FILE[,FILE]
             every step at 4096x4096x4096 in ladder order, then cuBLASLt: TFLOP/s, % of
             cuBLASLt, TFLOP/s at 8192x8192x8192 and at 64x2112x7168
-  shapes    json=FILE[,FILE] steps=STEP,STEP|all [shapes=MxNxK,...]
+  shapes    json=FILE[,FILE] steps=STEP,STEP|all [shapes=MxNxK,...] [geomean=yes]
             a row per shape: each step's TFLOP/s and % of cuBLASLt, then cuBLASLt and
-            cuBLASLt fast TFLOP/s
+            cuBLASLt fast TFLOP/s; geomean=yes adds a last row, the geometric mean of each
+            column over the shapes (of the % column: the geometric mean of the ratios)
   fast      json=FILE[,FILE] steps=STEP,STEP [shapes=MxNxK,...]
             a row per shape: each step with promotion and as `<step>_fast` (TFLOP/s, gain),
             then cuBLASLt and cuBLASLt fast
@@ -72,6 +73,7 @@ import argparse
 import csv
 import difflib
 import json
+import math
 import os
 import re
 import shlex
@@ -289,7 +291,22 @@ def shapes_table(keys):
                     percent_text(benchmark_json.pct_of_cublaslt(rows, step, shape))]
         row += [tflops_text(tflops_of(rows, CUBLASLT, shape)), tflops_text(tflops_of(rows, CUBLASLT_FAST, shape))]
         body.append(row)
+    if keys.get("geomean") == "yes":
+        row = [f"geometric mean of {len(shapes)}"]
+        for step in steps:
+            row += [tflops_text(geometric_mean([tflops_of(rows, step, shape) for shape in shapes])),
+                    percent_text(geometric_mean([benchmark_json.pct_of_cublaslt(rows, step, shape) for shape in shapes]))]
+        row += [tflops_text(geometric_mean([tflops_of(rows, c, shape) for shape in shapes]))
+                for c in (CUBLASLT, CUBLASLT_FAST)]
+        body.append(row)
     return markdown_table(header, body, "l" + "r" * (len(header) - 1)) + ["", source_line(files, contexts, keys)]
+
+
+def geometric_mean(values):
+    """The geometric mean of positive values; None if any is missing (a dash in the table)."""
+    if not values or any(v is None or v <= 0 for v in values):
+        return None
+    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def fast_table(keys):

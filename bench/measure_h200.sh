@@ -15,6 +15,12 @@
 #   ncu       Nsight Compute at 4096^3: the step promoted and fast, cuBLASLt
 #             default and fast: speed of light, memory (L2 and shared), compute,
 #             warp states and scheduler, one launch each
+#   decode    where a small-M GEMM's time goes (DECODE_SHAPE, default
+#             "64 2112 7168"): fp8gemm --check (the launch plan), Nsight Compute
+#             on one launch of the step (launch statistics, occupancy, speed of
+#             light, memory, warp states, the spread of SM active cycles and DRAM
+#             bytes), its stall samples per SASS instruction (csv), and every
+#             kernel of one cuBLASLt call with their durations
 #   rows      rows off 16-byte boundaries (step 10 on): fp8gemm --check at
 #             ragged shapes, then the step beside cuBLASLt on aligned shapes and
 #             the same shapes with K, N or both one past a multiple of 16
@@ -23,6 +29,10 @@
 #             fp8gemm_grouped_bench (the step beside the cuBLASLt loop and, for
 #             the masked layout, the loop captured in a CUDA graph; BIN must
 #             also hold test_grouped_gpu and fp8gemm_grouped_bench)
+#   deepseek  the step beside cuBLASLt (default and fast) on the 18 DeepSeek-V3
+#             shapes (M in 64, 128, 4096 x six N, K), for the geometric mean
+#   ladder    every step and cuBLASLt at 4096^3, 8192^3 and 64 x 2112 x 7168
+#             (the README's ladder table and plots)
 #   torch     torch.ops.fp8gemm.mm on the step: pytorch/'s tests (pytest) and its
 #             benchmark beside fp8gemm_bench's on the same shapes (BIN must also
 #             hold libfp8gemm.so.0 and libfp8gemm_torch.so)
@@ -106,6 +116,57 @@ for phase in "$@"; do
         grep -E '^ +(L2 Cache Throughput|L1/TEX Cache Throughput|Compute \(SM\) Throughput|SM Frequency|Duration) ' \
           "$LOGS/ncu_$name.txt" | head -5 | sed 's/^ */    /'
       done
+      ;;
+    deepseek)
+      deepseek_shapes=""
+      for m in 64 128 4096; do
+        for nk in 2112x7168 24576x1536 32768x512 7168x16384 4096x7168 7168x2048; do
+          deepseek_shapes+="${deepseek_shapes:+,}${m}x${nk}"
+        done
+      done
+      timeout 300 "$bin/fp8gemm_bench" --steps="$number" --shapes="$deepseek_shapes" --benchmark_repetitions=3 \
+        --benchmark_min_time=0.05 --benchmark_out="$OUT/bench_deepseek.json" --benchmark_out_format=json \
+        > "$LOGS/bench_deepseek.log" 2>&1
+      echo "bench deepseek rc=$? ${SECONDS}s"
+      grep -E "_median" "$LOGS/bench_deepseek.log" | awk '{print "  " $1, $2, $3}' | head -80
+      ;;
+    ladder)
+      timeout 300 "$bin/fp8gemm_bench" --shapes=4096x4096x4096,8192x8192x8192,64x2112x7168 --time_limit=280 \
+        --benchmark_out="$OUT/bench.json" --benchmark_out_format=json > "$LOGS/bench_ladder.log" 2>&1
+      echo "bench ladder rc=$? ${SECONDS}s"
+      grep -E "_median" "$LOGS/bench_ladder.log" | awk '{print "  " $1, $2, $3}' | head -60
+      ;;
+    decode)
+      read -r m n k <<< "${DECODE_SHAPE:-64 2112 7168}"
+      shape_args="--m $m --n $n --k $k"
+      # shellcheck disable=SC2086  # the shape's words are options
+      timeout 30 "$bin/fp8gemm" --step "$number" $shape_args --check > "$LOGS/decode_check.log" 2>&1
+      echo "fp8gemm --step $number ${m}x${n}x${k} --check: rc=$?: $(grep -E '^launch:' "$LOGS/decode_check.log")"
+      for slices in 1 2 3 4 6 8; do  # the split count forced: how the time depends on it
+        # shellcheck disable=SC2086
+        timeout 30 "$bin/fp8gemm" --step "$number" $shape_args --split-k $slices > "$LOGS/decode_split_$slices.log" 2>&1
+        echo "  split_k $slices: rc=$? $(grep -E '^time:' "$LOGS/decode_split_$slices.log")"
+      done
+      metrics=sm__cycles_active.min,sm__cycles_active.max,sm__cycles_active.avg,gpc__cycles_elapsed.max
+      metrics+=,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,sm__warps_active.avg.pct_of_peak_sustained_active
+      # shellcheck disable=SC2086
+      timeout 120 ncu --clock-control none --section LaunchStats --section Occupancy --section SpeedOfLight \
+        --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables --section WarpStateStats \
+        --section SchedulerStats --metrics "$metrics" --print-details all -k regex:'fp8_gemm_kernel' \
+        --launch-skip 3 --launch-count 1 "$bin/fp8gemm" --step "$number" $shape_args > "$OUT/decode_ncu_${number}.txt" 2>&1
+      echo "ncu decode rc=$? ${SECONDS}s: $(grep -E '^ +Duration' "$OUT/decode_ncu_${number}.txt" | head -1)"
+      grep -E '^ +(Duration|DRAM Throughput|L2 Cache Throughput|SM Active Cycles|Elapsed Cycles|sm__cycles_active|dram__bytes)' \
+        "$OUT/decode_ncu_${number}.txt" | head -12 | sed 's/^ */    /'
+      # shellcheck disable=SC2086
+      timeout 120 ncu --clock-control none --section SourceCounters --section WarpStateStats --warp-sampling-interval 0 \
+        -k regex:'fp8_gemm_kernel' --launch-skip 3 --launch-count 1 --page source --print-source sass --csv \
+        "$bin/fp8gemm" --step "$number" $shape_args 2>&1 | gzip > "$OUT/decode_ncu_source_${number}.csv.gz"
+      echo "ncu decode source rc=$? ${SECONDS}s"
+      # shellcheck disable=SC2086
+      timeout 120 ncu --clock-control none --section SpeedOfLight --section LaunchStats --launch-skip 0 --launch-count 60 \
+        "$bin/fp8gemm" --step cublaslt $shape_args > "$OUT/decode_ncu_cublaslt.txt" 2>&1
+      echo "ncu decode cublaslt rc=$? ${SECONDS}s"
+      grep -E '^  [A-Za-z_].*\(|^ +Duration' "$OUT/decode_ncu_cublaslt.txt" | tail -12 | cut -c1-150
       ;;
     torch)
       python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name())'

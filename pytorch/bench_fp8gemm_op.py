@@ -4,9 +4,17 @@ BF16 out) and its timing: the L2 flushed before every call (outside the timed ev
 events around the call alone, the median of the calls. It also reports the CPU time of a call
 (a loop of calls with no synchronization between them, over the number of calls).
 
+What the binding costs on the CPU, in this process: each of 100 calls timed on the CPU as
+fp8gemm_bench times a launch (the L2 flush enqueued first, so the GPU is busy and the call never
+waits for it), while the operator's own clock (torch.ops.fp8gemm.launch_clock) sums the time of
+its C++ body and of the library's launch inside it over the same calls. Their means give:
+  dispatch_us     the call from Python minus the C++ body: torch's dispatcher and Python
+  binding_cpp_us  the C++ body minus the launch: the operator's checks and the output's allocation
+  binding_host_us the call minus the launch: everything the operator adds to the C++ launch
+
 With --driver-json (fp8gemm_bench's JSON for the same step and shapes, made in the same session)
-it reports what the binding costs: its device time minus the driver's for the step's plain case,
-and its CPU time per call minus the driver's launch_host_us (the CPU time of the C++ launch).
+it also compares with the C++ driver: its device time minus the driver's for the step's plain
+case, and the call's CPU time minus the driver's launch_host_us (another process: noisier).
 
     FP8GEMM_TORCH_LIB=build/pytorch/libfp8gemm_torch.so python3 pytorch/bench_fp8gemm_op.py \
         --step 09 --driver-json bench.json --out results.json
@@ -47,6 +55,43 @@ def host_us(call, calls=200):
     elapsed = time.perf_counter() - begin
     torch.cuda.synchronize()
     return elapsed / calls * 1e6
+
+
+def call_host_us(call, flush, repetitions=100):
+    """The median CPU time of one call, timed as fp8gemm_bench times a launch."""
+    for _ in range(10):
+        call()
+    stop = torch.cuda.Event()
+    times = []
+    for _ in range(repetitions):
+        flush.zero_()  # the GPU is busy with this while the call runs
+        begin = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - begin) * 1e6)
+        stop.record()
+        stop.synchronize()
+    return statistics.median(times)
+
+
+def host_breakdown_us(call, flush, repetitions=100):
+    """The CPU time of one call, timed as fp8gemm_bench times a launch, and the operator's clock over
+    the same calls: (median call, mean call, mean C++ body, mean library launch), in us."""
+    for _ in range(10):
+        call()
+    torch.cuda.synchronize()
+    torch.ops.fp8gemm.launch_clock(True)
+    stop = torch.cuda.Event()
+    times = []
+    for _ in range(repetitions):
+        flush.zero_()  # the GPU is busy with this while the call runs
+        begin = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - begin) * 1e6)
+        stop.record()
+        stop.synchronize()
+    calls, body_ns, launch_ns = torch.ops.fp8gemm.launch_clock(True)
+    assert calls == repetitions, f"the operator's clock counted {calls} calls of {repetitions}"
+    return statistics.median(times), statistics.mean(times), body_ns / calls * 1e-3, launch_ns / calls * 1e-3
 
 
 def driver_results(path, step):
@@ -97,12 +142,21 @@ def main():
         def ours():
             return torch.ops.fp8gemm.mm(a, b, scale_a, scale_b, step=args.step)
 
+        def ours_overload():  # the overload itself, skipping torch.ops' resolution of it
+            return torch.ops.fp8gemm.mm.default(a, b, scale_a, scale_b, step=args.step)
+
         def theirs():
             return torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16)
 
         shape = f"{m}x{n}x{k}"
         row = {"shape": shape, "fp8gemm_us": median_us(ours, flush), "scaled_mm_us": median_us(theirs, flush),
                "fp8gemm_host_us": host_us(ours), "scaled_mm_host_us": host_us(theirs)}
+        call_median, call_mean, body, launch = host_breakdown_us(ours, flush)
+        row.update({"call_host_us": call_median, "call_host_mean_us": call_mean, "body_host_us": body,
+                    "launch_host_us": launch, "dispatch_us": call_mean - body, "binding_cpp_us": body - launch,
+                    "binding_host_us": call_mean - launch})
+        row["overload_call_host_us"] = call_host_us(ours_overload, flush)
+        row["scaled_mm_call_host_us"] = call_host_us(theirs, flush)
         flop = 2.0 * m * n * k
         row["fp8gemm_tflops"] = flop / row["fp8gemm_us"] * 1e-6
         row["scaled_mm_tflops"] = flop / row["scaled_mm_us"] * 1e-6
@@ -111,7 +165,7 @@ def main():
             row["binding_device_us"] = row["fp8gemm_us"] - row["driver_us"]
             if driver[shape]["launch_host_us"] is not None:
                 row["driver_launch_host_us"] = driver[shape]["launch_host_us"]
-                row["binding_host_us"] = row["fp8gemm_host_us"] - row["driver_launch_host_us"]
+                row["binding_vs_driver_host_us"] = row["call_host_us"] - row["driver_launch_host_us"]
         rows.append(row)
         print(shape + ": " + ", ".join(f"{key} {value:.2f}" for key, value in row.items() if key != "shape"))
     if args.out:
@@ -120,7 +174,7 @@ def main():
                        "commit": driver.get("commit"),
                        "timing": "L2 flushed before each call (outside the events); median of 100 calls, CUDA "
                                  "events around each, 10 warm-up calls; host_us: CPU time per call over a loop "
-                                 "of 200 calls without synchronization",
+                                 "of 200 calls without synchronization; call_host_us and the breakdown: see the docstring",
                        "driver_json": args.driver_json, "results": rows}, f, indent=1)
 
 

@@ -29,8 +29,12 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/api/registry.h"
 
@@ -42,6 +46,33 @@ using fp8gemm::ScaleGranularity;
 constexpr int64_t kScaleBlock = 128;  // the K group of 1 x 128 and the block of 128 x 128 scales
 
 int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
+
+// Where a call's CPU time goes, summed over the calls since the last reset
+// (launch_clock): the whole C++ body of mm, and the library's launch inside it
+// (fp8gemm::run_step). A call's time from Python minus the body is torch's
+// dispatch; the body minus the launch is this file's checks and the output's
+// allocation. pytorch/bench_fp8gemm_op.py reads them in the same process as
+// its calls. Two clock reads a call, about 50 ns.
+struct CallClock {
+  std::atomic<int64_t> calls{0}, body_ns{0}, launch_ns{0};
+};
+CallClock call_clock;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// [calls, ns in mm's body, ns in the library's launch] since the last reset.
+std::vector<int64_t> launch_clock(bool reset) {
+  std::vector<int64_t> sums = {call_clock.calls.load(), call_clock.body_ns.load(), call_clock.launch_ns.load()};
+  if (reset) {
+    call_clock.calls = 0;
+    call_clock.body_ns = 0;
+    call_clock.launch_ns = 0;
+  }
+  return sums;
+}
 
 Fp8Format format_of(const at::Tensor& t, const char* name) {
   if (t.scalar_type() == at::kFloat8_e4m3fn) return Fp8Format::kE4M3;
@@ -101,6 +132,7 @@ fp8gemm::Activation activation_of(c10::string_view name) {
 at::Tensor mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a, const at::Tensor& scale_b,
               const std::optional<at::Tensor>& bias, c10::string_view activation,
               std::optional<at::ScalarType> out_dtype, c10::string_view step_name) {
+  const int64_t body_start = now_ns();
   TORCH_CHECK(a.dim() == 2 && b.dim() == 2, "fp8gemm.mm: a and b must be 2-D, got ", a.sizes(), " and ", b.sizes());
   check_cuda_tensor(a, a, "a");
   check_cuda_tensor(b, a, "b");
@@ -173,9 +205,14 @@ at::Tensor mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_
 
   const c10::cuda::CUDAGuard guard(a.device());
   args.stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
+  const int64_t launch_start = now_ns();
   const fp8gemm::Status status = fp8gemm::run_step(*step, args);
+  const int64_t launch_end = now_ns();
   TORCH_CHECK(status.ok(), "fp8gemm.mm: ", step->folder, ": ", fp8gemm::status_code_name(status.code), ": ",
               status.message);
+  call_clock.calls += 1;
+  call_clock.launch_ns += launch_end - launch_start;
+  call_clock.body_ns += now_ns() - body_start;
   return d;
 }
 
@@ -185,6 +222,9 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.def(
       "mm(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, *, Tensor? bias=None, str activation=\"none\", "
       "ScalarType? out_dtype=None, str step=\"last\") -> Tensor");
+  // For benchmarks: [calls, ns in mm's C++ body, ns in the library's launch]
+  // summed since the last reset (see CallClock).
+  m.def("launch_clock(bool reset=False) -> int[]", &launch_clock);
 }
 
 TORCH_LIBRARY_IMPL(fp8gemm, CUDA, m) { m.impl("mm", &mm); }
