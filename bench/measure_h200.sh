@@ -153,10 +153,10 @@ for phase in "$@"; do
       timeout 120 ncu --clock-control none --section LaunchStats --section Occupancy --section SpeedOfLight \
         --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables --section WarpStateStats \
         --section SchedulerStats --metrics "$metrics" --print-details all -k regex:'fp8_gemm_kernel' \
-        --launch-skip 3 --launch-count 1 "$bin/fp8gemm" --step "$number" $shape_args > "$OUT/decode_ncu_${number}.txt" 2>&1
-      echo "ncu decode rc=$? ${SECONDS}s: $(grep -E '^ +Duration' "$OUT/decode_ncu_${number}.txt" | head -1)"
+        --launch-skip 3 --launch-count 1 "$bin/fp8gemm" --step "$number" $shape_args > "$LOGS/decode_ncu_${number}.txt" 2>&1
+      echo "ncu decode rc=$? ${SECONDS}s: $(grep -E '^ +Duration' "$LOGS/decode_ncu_${number}.txt" | head -1)"
       grep -E '^ +(Duration|DRAM Throughput|L2 Cache Throughput|SM Active Cycles|Elapsed Cycles|sm__cycles_active|dram__bytes)' \
-        "$OUT/decode_ncu_${number}.txt" | head -12 | sed 's/^ */    /'
+        "$LOGS/decode_ncu_${number}.txt" | head -12 | sed 's/^ */    /'
       # shellcheck disable=SC2086
       timeout 120 ncu --clock-control none --section SourceCounters --section WarpStateStats --warp-sampling-interval 0 \
         -k regex:'fp8_gemm_kernel' --launch-skip 3 --launch-count 1 --page source --print-source sass --csv \
@@ -164,9 +164,9 @@ for phase in "$@"; do
       echo "ncu decode source rc=$? ${SECONDS}s"
       # shellcheck disable=SC2086
       timeout 120 ncu --clock-control none --section SpeedOfLight --section LaunchStats --launch-skip 0 --launch-count 60 \
-        "$bin/fp8gemm" --step cublaslt $shape_args > "$OUT/decode_ncu_cublaslt.txt" 2>&1
+        "$bin/fp8gemm" --step cublaslt $shape_args > "$LOGS/decode_ncu_cublaslt.txt" 2>&1
       echo "ncu decode cublaslt rc=$? ${SECONDS}s"
-      grep -E '^  [A-Za-z_].*\(|^ +Duration' "$OUT/decode_ncu_cublaslt.txt" | tail -12 | cut -c1-150
+      grep -E '^  [A-Za-z_].*\(|^ +Duration' "$LOGS/decode_ncu_cublaslt.txt" | tail -12 | cut -c1-150
       ;;
     torch)
       python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name())'
