@@ -264,9 +264,10 @@ __global__ void FP8GEMM_LAUNCH_BOUNDS(Tile::kThreads) double_buffering_kernel(Ge
   }
 }
 
-/// One launch with tile shape Tile over at most kMaxGridY row tiles.
-template <typename Tile>
-Status launch_band_with_tile(const GemmArgs& args) {
+/// One launch of `kernel`, step 04's kernel for tile shape Tile and one pair
+/// of formats, over at most kMaxGridY row tiles.
+template <typename Tile, typename Kernel>
+Status launch_band(Kernel kernel, const GemmArgs& args) {
   const int64_t blocks_n = (args.n + Tile::BN - 1) / Tile::BN;
   const int64_t blocks_m = (args.m + Tile::BM - 1) / Tile::BM;
   if (blocks_n > 0x7FFFFFFF) {
@@ -274,18 +275,25 @@ Status launch_band_with_tile(const GemmArgs& args) {
   }
   const dim3 grid(static_cast<unsigned>(blocks_n), static_cast<unsigned>(blocks_m));
   constexpr size_t kSharedBytes = shared_bytes<Tile>();
-  const bool vector_rows = operand_rows_aligned(args, kVectorBytes);
-  cudaError_t attribute_error = cudaSuccess;
-  dispatch_fp8_formats(args.a_format, args.b_format, [&](auto format_a, auto format_b) {
-    auto kernel = vector_rows ? double_buffering_kernel<Tile, format_a.value, format_b.value, true>
-                              : double_buffering_kernel<Tile, format_a.value, format_b.value, false>;
-    if constexpr (kSharedBytes > 48 * 1024) {  // above 48 KiB a kernel must opt in
-      attribute_error =
-          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes));
-    }
-    if (attribute_error == cudaSuccess) kernel<<<grid, Tile::kThreads, kSharedBytes, args.stream>>>(args);
-  });
+  if constexpr (kSharedBytes > 48 * 1024) {  // above 48 KiB a kernel must opt in
+    const cudaError_t attribute_error =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes));
+    if (attribute_error != cudaSuccess) return status_from_launch();
+  }
+  kernel<<<grid, Tile::kThreads, kSharedBytes, args.stream>>>(args);
   return status_from_launch();
+}
+
+/// One launch with tile shape Tile over at most kMaxGridY row tiles: the
+/// kernel for the operands' formats, with 16-byte row loads where every row
+/// starts on a 16-byte boundary.
+template <typename Tile>
+Status launch_band_with_tile(const GemmArgs& args) {
+  const bool vector_rows = operand_rows_aligned(args, kVectorBytes);
+  return dispatch_fp8_formats(args.a_format, args.b_format, [&](auto format_a, auto format_b) {
+    return vector_rows ? launch_band<Tile>(double_buffering_kernel<Tile, format_a.value, format_b.value, true>, args)
+                       : launch_band<Tile>(double_buffering_kernel<Tile, format_a.value, format_b.value, false>, args);
+  });
 }
 
 /// Launches with tile shape Tile; taller problems than one grid can hold run

@@ -11,7 +11,7 @@
 // checks that against the first shape, and the first shape against the FP64
 // reference on sampled rows. Prints a table and writes the results as JSON
 // (default sweep_04.json).
-#include "double_buffering.cuh"  // this folder's kernel and its launch_with_tile<Tile>
+#include "double_buffering.cuh"  // this folder's kernel and its launch_band<Tile>
 
 #include <cmath>
 #include <cstdio>
@@ -59,8 +59,12 @@ bool matches_reference(const GemmProblem& problem, const std::vector<float>& d) 
   return check.passed;
 }
 
-/// Times tile shape Tile on `problem` through the step's own launcher; checks
-/// D against `first_d` (the first shape's), or against FP64 when it is empty.
+/// Times tile shape Tile on `problem` with the step's own launch of a band
+/// (launch_band, for_each_row_band), of the one kernel the sweep times, e4m3 x
+/// e4m3 with 16-byte row loads: the step's launch_with_tile<Tile> would
+/// compile all 32 format and row variants for every tile shape, which took
+/// the project's build minutes. Checks D against `first_d` (the first shape's),
+/// or against FP64 when it is empty.
 template <typename Tile>
 Result time_tile(GemmProblem& problem, LaunchTimer& timer, const std::vector<float>& first_d) {
   cudaFuncAttributes attributes{};
@@ -77,9 +81,18 @@ Result time_tile(GemmProblem& problem, LaunchTimer& timer, const std::vector<flo
   r.problem = problem.shape();
 
   const GemmArgs args = problem.args();
+  if (args.a_format != Fp8Format::kE4M3 || args.b_format != Fp8Format::kE4M3 ||
+      !operand_rows_aligned(args, kVectorBytes)) {
+    throw std::runtime_error("the sweep times e4m3 x e4m3 with 16-byte aligned rows only");
+  }
   problem.poison_d();  // NaN: unwritten elements show
+  const auto launch = [&] {
+    return for_each_row_band(args, kMaxGridY * Tile::BM, [](const GemmArgs& band) {
+      return launch_band<Tile>(double_buffering_kernel<Tile, Fp8Format::kE4M3, Fp8Format::kE4M3, true>, band);
+    });
+  };
   Timing timing;
-  const Status status = timer.time([&] { return launch_with_tile<Tile>(args); }, kTiming, &timing);
+  const Status status = timer.time(launch, kTiming, &timing);
   if (!status.ok()) throw std::runtime_error(r.tile + ": " + status.message);
   r.median_ms = timing.median_ms;
   r.tflops = gemm_flops(args.m, args.n, args.k) / (r.median_ms * 1e-3) / 1e12;
