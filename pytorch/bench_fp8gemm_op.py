@@ -57,38 +57,36 @@ def host_us(call, calls=200):
     return elapsed / calls * 1e6
 
 
-def call_host_us(call, flush, repetitions=100):
-    """The median CPU time of one call, timed as fp8gemm_bench times a launch."""
-    for _ in range(10):
-        call()
-    stop = torch.cuda.Event()
-    times = []
-    for _ in range(repetitions):
-        flush.zero_()  # the GPU is busy with this while the call runs
-        begin = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - begin) * 1e6)
-        stop.record()
-        stop.synchronize()
-    return statistics.median(times)
-
-
-def host_breakdown_us(call, flush, repetitions=100):
-    """The CPU time of one call, timed as fp8gemm_bench times a launch, and the operator's clock over
-    the same calls: (median call, mean call, mean C++ body, mean library launch), in us."""
+def call_times_us(call, flush, repetitions=100, before_timing=None):
+    """The CPU time of each of `repetitions` calls (after 10 untimed ones, then before_timing()),
+    timed as fp8gemm_bench times a launch: the L2 flush enqueued first, so that the GPU is busy
+    while the call runs and the call never waits for it."""
     for _ in range(10):
         call()
     torch.cuda.synchronize()
-    torch.ops.fp8gemm.launch_clock(True)
+    if before_timing is not None:
+        before_timing()
     stop = torch.cuda.Event()
     times = []
     for _ in range(repetitions):
-        flush.zero_()  # the GPU is busy with this while the call runs
+        flush.zero_()
         begin = time.perf_counter()
         call()
         times.append((time.perf_counter() - begin) * 1e6)
         stop.record()
         stop.synchronize()
+    return times
+
+
+def call_host_us(call, flush):
+    """The median CPU time of one call (call_times_us)."""
+    return statistics.median(call_times_us(call, flush))
+
+
+def host_breakdown_us(call, flush, repetitions=100):
+    """The CPU time of one call (call_times_us) and the operator's clock over the same calls:
+    (median call, mean call, mean C++ body, mean library launch), in us."""
+    times = call_times_us(call, flush, repetitions, before_timing=lambda: torch.ops.fp8gemm.launch_clock(True))
     calls, body_ns, launch_ns = torch.ops.fp8gemm.launch_clock(True)
     assert calls == repetitions, f"the operator's clock counted {calls} calls of {repetitions}"
     return statistics.median(times), statistics.mean(times), body_ns / calls * 1e-3, launch_ns / calls * 1e-3
