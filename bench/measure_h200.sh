@@ -132,7 +132,7 @@ for phase in "$@"; do
       ;;
     ladder)
       timeout 300 "$bin/fp8gemm_bench" --shapes=4096x4096x4096,8192x8192x8192,64x2112x7168 --time_limit=280 \
-        --benchmark_out="$OUT/bench.json" --benchmark_out_format=json > "$LOGS/bench_ladder.log" 2>&1
+        --benchmark_out="$OUT/ladder_all_steps.json" --benchmark_out_format=json > "$LOGS/bench_ladder.log" 2>&1
       echo "bench ladder rc=$? ${SECONDS}s"
       grep -E "_median" "$LOGS/bench_ladder.log" | awk '{print "  " $1, $2, $3}' | head -60
       ;;
