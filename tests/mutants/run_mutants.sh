@@ -296,9 +296,10 @@ say "part $part: $total mutants; source $source_dir (commit $commit, tree $tree_
   "($copied files copied); FP8GEMM_TEST_SEED=$FP8GEMM_TEST_SEED"
 
 # ---- configure and build the baseline --------------------------------------------------
-# The CPU part's tests never run device code, and every CPU test program links
-# every step, so a mutant in a header the kernels include (fp8.h, output.h)
-# recompiles them all: there the device code is built as unoptimized PTX only
+# The CPU part's tests never run device code, and some CPU test programs
+# (test_api, test_registry) link every step, so the baseline compiles them all,
+# and a mutant in a header those include recompiles them: there the device code
+# is built as unoptimized PTX only
 # ("cheap"), which takes a third of the time, and their host code (every .cu
 # file) unoptimized, while the C++ files (the tests, common/'s host code) are
 # built with -O2 -DNDEBUG, as fast to run as the release build: a build type
