@@ -324,15 +324,14 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 
   // The ring's barriers, as in step 10: full when the stage's bytes have
   // arrived (this block's TMA copies and the partner's multicast half of A)
-  // and, with block scales, the scale loader has stored its scales (one
-  // arrival for its warp); empty when the consumers of every block of the
-  // cluster are done with it: one arrival per consumer warp of this block
-  // and one per consumer warp of each other block of the cluster. (Steps 07
-  // to 11 have every lane arrive where it read or wrote the stage's scales:
-  // 8 x 32 arrivals a stage. A warp barrier before lane 0's arrival orders
-  // the other lanes' accesses just as well.)
-  constexpr int kFullArrivals = 1 + (kBlockScales ? 1 : 0);
-  constexpr int kEmptyArrivals = kConsumerWarps + (kCluster - 1) * kConsumerWarps;
+  // and, with block scales, the scale loader has stored its scales; empty
+  // when the consumers of every block of the cluster are done with it: one
+  // arrival per consumer warp of this block (per thread with block scales:
+  // each has read the stage's scales), and one per consumer warp of each
+  // other block of the cluster.
+  constexpr int kFullArrivals = 1 + (kBlockScales ? kWarpSize : 0);
+  constexpr int kEmptyArrivals =
+      (kBlockScales ? kConsumerWarps * kWarpSize : kConsumerWarps) + (kCluster - 1) * kConsumerWarps;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(shared_address(&full_barrier[s]), kFullArrivals);
@@ -429,8 +428,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 #pragma unroll
           for (int r = 0; r < kBlockM / kWarpSize; ++r) stage_scales[stage].a[lane + kWarpSize * r] = ahead[0].a[r];
           if (lane == 0) stage_scales[stage].b = ahead[0].b;
-          __syncwarp();                                               // the warp's stores, then
-          if (lane == 0) mbarrier_arrive(full_barriers + 8 * stage);  // its release
+          mbarrier_arrive(full_barriers + 8 * stage);  // release: the stores above come first
           if (++stage == kStages) {
             stage = 0;
             phase ^= 1;
@@ -473,11 +471,10 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // A stage this warp is done with is released in every block of the
   // cluster: the partner's TMA writes its half of A into this block's stage,
   // and this block's into the partner's. Lane 0 arrives for the warp, on this
-  // block's barrier and on the others'; with block scales after a warp
-  // barrier, which puts every lane's reads of the stage's scales before it.
+  // block's barrier and on the others'; with block scales every lane arrives
+  // on this block's (its reads of the stage's scales come before).
   const auto release = [&](int its_stage) {
-    if constexpr (kBlockScales) __syncwarp();
-    if (lane == 0) mbarrier_arrive(empty_barriers + 8 * its_stage);
+    if (kBlockScales || lane == 0) mbarrier_arrive(empty_barriers + 8 * its_stage);
     if constexpr (kCluster > 1) {
       if (lane == 0) mbarrier_arrive_cluster(partner_empty_barriers + 8 * its_stage);
     }
