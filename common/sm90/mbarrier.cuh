@@ -39,24 +39,6 @@ __device__ __forceinline__ void mbarrier_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 
-/// Copies 4 bytes from global to shared memory (at shared-window address
-/// `shared_dst`) with cp.async: the thread goes on at once, and
-/// mbarrier_arrive_on_copies() tells waiters when the bytes have landed.
-__device__ __forceinline__ void cp_async_4(uint32_t shared_dst, const void* global_src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(shared_dst), "l"(global_src) : "memory");
-}
-
-/// One arrival on the barrier, made when every cp.async this thread has
-/// issued so far has landed (its bytes then visible to the threads that wait
-/// on the barrier). The barrier's count includes it (`.noinc`); a thread with
-/// no copy in flight arrives at once.
-__device__ __forceinline__ void mbarrier_arrive_on_copies(uint32_t bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
-}
-
-/// Waits until every cp.async this thread has issued has landed.
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
-
 /// True if the phase of parity `parity` of the barrier has completed. May
 /// suspend the thread for a short, hardware-chosen time before saying no.
 __device__ __forceinline__ bool mbarrier_try_wait(uint32_t bar, uint32_t parity) {

@@ -33,9 +33,8 @@
 //
 // What stays step 11's: 2-block clusters sharing A's tile through TMA
 // multicast, the producer / two-consumer warpgroups with setmaxnreg, two
-// accumulator sets for the promotion, D through shared memory and the TMA,
-// the amax once per block. New besides the groups: the block scales copied
-// with cp.async (step 11 loaded them into registers two K blocks ahead).
+// accumulator sets for the promotion, block scales loaded two K blocks ahead,
+// D through shared memory and the TMA, the amax once per block.
 //
 // Requires sm_90a; the chapter (README.md) explains every piece.
 //
@@ -47,7 +46,6 @@
 #include <cuda_fp8.h>
 
 #include <algorithm>
-#include <cstddef>
 #include <type_traits>
 
 #include "common/api/grouped.h"
@@ -170,6 +168,7 @@ struct Tile {
 };
 using LargeTile = Tile<128, 128, 2>;         // step 07's, in clusters of two
 using SmallTile = Tile<64, kSmallTileN, 1>;  // M <= kSmallTileMaxM: no cluster
+constexpr int kScalesAhead = 2;              // K blocks of block scales the loader has in flight
 constexpr int kScaleLoaderWarp = 1;          // the producer warpgroup's warp that copies the block scales
 constexpr int kAmaxBarrier = 1;              // the named barrier of the consumers' amax reduction
 constexpr int kStoreBarrier = 2;             // + w: warpgroup w's, around its TMA store
@@ -177,7 +176,8 @@ constexpr int kPartialBarrier = 4;           // the consumers', around a split-K
 constexpr int kRowsBarrier = 5;              // + w: warpgroup w's, counting its valid rows (contiguous layout)
 constexpr int kCountsBarrier = 7;            // the whole block's, after the masked layout's counts are copied
 // The register budgets with two consumer warpgroups (setmaxnreg): the
-// producer's single TMA thread and scale loader need few. 56, step 11's
+// producer's single TMA thread and scale loader need few. 56, not step 10's
+// 48: the scale loader's look-ahead (kScalesAhead) spilled 4 bytes in 48
 // (128 x 56 + 256 x 224 = 64512 of the SM's 65536 registers).
 constexpr int kProducerRegisters = 56;
 constexpr int kConsumerRegisters = 224;
@@ -387,17 +387,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       }
     } else if (kBlockScales && producer_thread / kWarpSize == kScaleLoaderWarp) {
       // The scales of K block kb go into the stage that holds its tiles (step
-      // 07): lane l copies those of rows l, l + 32, ... of the unit's tile
-      // (rows past M the last row's) with cp.async, whose completion arrives
-      // on the stage's full barrier as the TMA's bytes do. The loader never
-      // waits for a load, so it runs as far ahead as the ring, like the TMA
-      // thread. (Step 11's loader loaded into registers two K blocks ahead
-      // and stored them: each load was waited for a K block after it was
-      // issued.) An operand whose scales are constant along K copies nothing:
-      // its consumers take 1.
+      // 07); lane l copies the scales of rows l, l + 32, ... of the unit's
+      // tile, rows past M the last row's.
       const int lane = producer_thread % kWarpSize;
-      const uint32_t scales_base = shared_address(stage_scales);
-      constexpr uint32_t kBOffset = offsetof(StageScales, b);
       int stage = 0;
       uint32_t phase = 0;
       for (int i = 0; i < walk.units; ++i) {
@@ -412,22 +404,39 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         // A tile past N (the cluster tile sticks out) reads the last column's.
         const int64_t column = std::min<int64_t>(int64_t{u.n_block} * kBlockN, args.n - 1);
         const float* b_row = k_block_scales(args.b_scale_granularity, expert_b_scales(args, u.expert), column, args.k);
-        for (int kb = u.kb_begin; kb < u.kb_end; ++kb) {
-          mbarrier_wait(empty_barriers + 8 * stage, phase ^ 1);
-          const uint32_t slot = scales_base + stage * static_cast<uint32_t>(sizeof(StageScales));
+        // The scales of K block kb + kScalesAhead are loaded while those of
+        // kb are stored: with one K block's loads waited for at a time, the
+        // loader took a global load's latency per K block and held the
+        // consumers back (issue 11 run 10: block scales at 0.78x the
+        // per-tensor speed). ahead[d] holds K block kb + d's.
+        struct KBlockScales {
+          float a[kBlockM / kWarpSize];
+          float b;
+        };
+        const auto load = [&](int kb, KBlockScales& s) {
+          const bool inside = kb < u.kb_end;
 #pragma unroll
-          for (int r = 0; r < kBlockM / kWarpSize; ++r) {
-            if (a_rows[r] != nullptr) cp_async_4(slot + 4 * (lane + kWarpSize * r), a_rows[r] + kb);
-          }
-          if (lane == 0 && b_row != nullptr) cp_async_4(slot + kBOffset, b_row + kb);
-          mbarrier_arrive_on_copies(full_barriers + 8 * stage);
+          for (int r = 0; r < kBlockM / kWarpSize; ++r) s.a[r] = a_rows[r] != nullptr && inside ? a_rows[r][kb] : 1.0f;
+          s.b = b_row != nullptr && inside ? b_row[kb] : 1.0f;
+        };
+        KBlockScales ahead[kScalesAhead + 1];
+#pragma unroll
+        for (int d = 0; d < kScalesAhead; ++d) load(u.kb_begin + d, ahead[d]);
+        for (int kb = u.kb_begin; kb < u.kb_end; ++kb) {
+          load(kb + kScalesAhead, ahead[kScalesAhead]);
+          mbarrier_wait(empty_barriers + 8 * stage, phase ^ 1);
+#pragma unroll
+          for (int r = 0; r < kBlockM / kWarpSize; ++r) stage_scales[stage].a[lane + kWarpSize * r] = ahead[0].a[r];
+          if (lane == 0) stage_scales[stage].b = ahead[0].b;
+          mbarrier_arrive(full_barriers + 8 * stage);  // release: the stores above come first
           if (++stage == kStages) {
             stage = 0;
             phase ^= 1;
           }
+#pragma unroll
+          for (int d = 0; d < kScalesAhead; ++d) ahead[d] = ahead[d + 1];  // named registers: shifted, not indexed
         }
       }
-      cp_async_wait_all();  // no copy left in flight when the thread exits
     }
     return;
   }
@@ -451,9 +460,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // epilogue; a 1 x 128 or 128 x 128 operand contributes 1 there.
   // (B's are the unit's expert's: set per unit below.)
   const ConstantScales a_scales = constant_scales(args.a_scale_granularity, args.a_scale, args.a_scales);
-  // Which operands the scale loader copies scales of (see there).
-  const bool a_has_block_scales = scales_change_along_k(args.a_scale_granularity);
-  const bool b_has_block_scales = scales_change_along_k(args.b_scale_granularity);
   // D through the TMA where the launcher allows it, never FP32 (its 4 boxes
   // per warpgroup would not fit the D buffer, sized for BF16's 2).
   const bool through_tma = store_through_tma && args.d_type != OutputType::kFP32;
@@ -515,11 +521,11 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       const auto issue = [&](float(&acc)[kAccumulators], float(&scales)[2]) {
         mbarrier_wait_warp(full_barriers + 8 * stage, phase);  // warp-uniform: see its comment
         __syncwarp();                                          // wgmma is .aligned: the warp must be converged
-        if constexpr (kBlockScales) {  // an operand constant along K has 1 here (its scales apply in the epilogue)
+        if constexpr (kBlockScales) {
           const int tile_row = row0 - u.row;
-          const float b = b_has_block_scales ? stage_scales[stage].b : 1.0f;
-          scales[0] = (a_has_block_scales ? stage_scales[stage].a[tile_row] : 1.0f) * b;
-          scales[1] = (a_has_block_scales ? stage_scales[stage].a[tile_row + 8] : 1.0f) * b;
+          const float b = stage_scales[stage].b;
+          scales[0] = stage_scales[stage].a[tile_row] * b;
+          scales[1] = stage_scales[stage].a[tile_row + 8] * b;
         }
         const uint64_t desc_a = make_kmajor_sw128_descriptor(tiles_a + stage * kTileBytesA + warpgroup * 64 * kBlockK);
         const uint64_t desc_b = make_kmajor_sw128_descriptor(tiles_b + stage * kTileBytesB);
