@@ -76,6 +76,14 @@ __device__ __forceinline__ void load_tile_columns(float (&values)[kBlockN / 4], 
   }
 }
 
+/// How apply_epilogue() reads a tile's per-column vectors (the bias, B's
+/// outer-vector scales): every load first, then the arithmetic (32 loads in
+/// flight a thread: one L2 latency a tile, 64 more registers live), or a
+/// column at a time (a latency per column, no extra registers). Step 10's
+/// split block-scaled kernels keep the second: with the first, ptxas spills
+/// in them (5 local-memory instructions); every other step takes the first.
+enum class ColumnLoads { kAllFirst, kOneAtATime };
+
 /// The epilogue's arithmetic, in place on this thread's kBlockN / 2 sums (the wgmma
 /// fragment layout, see wgmma_m64n128k32: value 4j + 2h + c is row row0 + 8h,
 /// column col0 + 8j + c): y = act(sum * s_A(row) * s_B(col) + bias[col]).
@@ -86,7 +94,7 @@ __device__ __forceinline__ void load_tile_columns(float (&values)[kBlockN / 4], 
 /// unrolled loops, not inside them. Elements past M or N are computed too (from
 /// the zeros the TMA loaded), with the last row's and column's factors, and
 /// never stored.
-template <int kBlockN>
+template <int kBlockN, ColumnLoads kColumnLoads = ColumnLoads::kAllFirst>
 __device__ __forceinline__ void apply_epilogue(float (&acc)[kBlockN / 2], const GemmArgs& args,
                                                const ConstantScales& a_scales, const ConstantScales& b_scales, int row0,
                                                int col0) {
@@ -97,6 +105,21 @@ __device__ __forceinline__ void apply_epilogue(float (&acc)[kBlockN / 2], const 
   if (b_scales.rows == nullptr && args.bias == nullptr) {
 #pragma unroll
     for (int i = 0; i < kBlockN / 2; ++i) acc[i] *= row_factor[(i / 2) % 2];
+  } else if constexpr (kColumnLoads == ColumnLoads::kOneAtATime) {
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int column = std::min(col0 + 8 * j + c, last_col);
+        const float col_scale = b_scales.rows != nullptr ? b_scales.rows[column] : 1.0f;  // B's rows are D's columns
+        const float bias = args.bias != nullptr ? load_bias(args.bias, column, args.bias_type) : 0.0f;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          float& value = acc[4 * j + 2 * h + c];
+          value = fmaf(value, row_factor[h] * col_scale, bias);
+        }
+      }
+    }
   } else {
     float col_scale[kBlockN / 4], bias[kBlockN / 4];  // entry 2j + c: column col0 + 8j + c
     if (b_scales.rows != nullptr) {                   // B's rows are D's columns

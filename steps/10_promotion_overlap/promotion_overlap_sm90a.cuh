@@ -460,7 +460,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       const int col0 = u.n_block * kBlockN + 2 * (lane % 4);
       const int tile_row = u.m_block * kBlockM + warpgroup * 64;  // the warpgroup's part of the D tile
       const int tile_col = u.n_block * kBlockN;
-      apply_epilogue<kBlockN>(sums, args, a_scales, b_scales, row0, col0);
+      // A column at a time: the loads all first spill in the split
+      // block-scaled kernels (see ColumnLoads).
+      apply_epilogue<kBlockN, ColumnLoads::kOneAtATime>(sums, args, a_scales, b_scales, row0, col0);
       if (args.d_amax != nullptr) amax = fmaxf(amax, fragment_amax<kBlockN>(sums, args, row0, col0));
       if (through_tma) {
         // The previous unit's boxes must have been read by the TMA before
