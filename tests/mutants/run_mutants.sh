@@ -298,13 +298,13 @@ say "part $part: $total mutants; source $source_dir (commit $commit, tree $tree_
 # ---- configure and build the baseline --------------------------------------------------
 # The CPU part's tests never run device code, and some CPU test programs
 # (test_api, test_registry) link every step, so the baseline compiles them all,
-# and a mutant in a header those include recompiles them: there the device code
-# is built as unoptimized PTX only
-# ("cheap"), which takes a third of the time, and their host code (every .cu
-# file) unoptimized, while the C++ files (the tests, common/'s host code) are
-# built with -O2 -DNDEBUG, as fast to run as the release build: a build type
-# of our own adds no flags of its own. If that configuration fails to build,
-# the normal one is used. The GPU part is built as the project builds.
+# and a mutant in a header those include recompiles them: there ("cheap") the
+# device code is built as unoptimized PTX only, which takes a third of the
+# time, and their host code (every .cu file) unoptimized, while the C++ files
+# (the tests, common/'s host code) are built with -O2 -DNDEBUG, as fast to run
+# as the release build: a build type of our own adds no flags of its own. If
+# that configuration fails to build, the normal one is used. The GPU part is
+# built as the project builds.
 configure() {  # configure cheap|normal
   local type="$build_type"
   [ "$1" = cheap ] && type=MutantCheck
