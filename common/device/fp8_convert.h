@@ -83,7 +83,7 @@ template <Fp8Format F>
 FP8GEMM_HOST_DEVICE inline Float4 fp8x4_to_float4(uint32_t packed) {
   Float4 out;
   if constexpr (fp8_decodes_in_hardware<F>()) {
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890  // cuda_fp8x2_to_float2 exists only there
     detail::cuda_fp8x2_to_float2<F>(static_cast<uint16_t>(packed), out.v[0], out.v[1]);
     detail::cuda_fp8x2_to_float2<F>(static_cast<uint16_t>(packed >> 16), out.v[2], out.v[3]);
 #elif defined(__gfx942__) || defined(__gfx950__)

@@ -27,14 +27,33 @@
 #include "common/sm90/arch.h"
 #include "common/sm90/tma.cuh"
 
-#if FP8GEMM_SM90A_PARSE
 namespace fp8gemm {
 namespace sm90 {
+
+// D's types and the layout of its shared-memory buffer are plain arithmetic,
+// outside the guard below: a kernel's configuration (its shared-memory sizes)
+// uses them in every pass, also the device pass of an architecture whose
+// kernels are empty (a "89;90a" build).
 
 /// D's element type for an output type: BF16 and FP8 are stored as their bits.
 template <OutputType kOut>
 using OutputElement = std::conditional_t<kOut == OutputType::kFP32, float,
                                          std::conditional_t<kOut == OutputType::kBF16, uint16_t, uint8_t>>;
+
+/// The boxes of D that store_tile_through_tma() writes for a warpgroup: 64
+/// rows x 128 bytes each (the 128-byte swizzle's row), kBlockN columns in
+/// all: 1 box of FP8 for 128 columns, 2 of BF16, 4 of FP32.
+template <OutputType kOut, int kBlockN>
+inline constexpr int kTmaStoreBoxes = kBlockN* static_cast<int>(sizeof(OutputElement<kOut>)) / 128;
+/// Bytes of one such box: 64 rows of 128 bytes.
+inline constexpr uint32_t kTmaStoreBoxBytes = 64 * 128;
+
+}  // namespace sm90
+}  // namespace fp8gemm
+
+#if FP8GEMM_SM90A_PARSE
+namespace fp8gemm {
+namespace sm90 {
 
 /// Two neighbouring values of y as D's type, packed as they lie in memory (the
 /// first in the low bits), with the hardware's conversions: BF16 rounded to
@@ -235,14 +254,6 @@ __device__ __forceinline__ void store_tile_directly(const float (&y)[kBlockN / 2
     }
   }
 }
-
-/// The boxes of D that store_tile_through_tma() writes for a warpgroup: 64
-/// rows x 128 bytes each (the 128-byte swizzle's row), kBlockN columns in
-/// all: 1 box of FP8 for 128 columns, 2 of BF16, 4 of FP32.
-template <OutputType kOut, int kBlockN>
-inline constexpr int kTmaStoreBoxes = kBlockN* static_cast<int>(sizeof(OutputElement<kOut>)) / 128;
-/// Bytes of one such box: a warpgroup's 64 rows of a 128-byte-wide K block of A.
-inline constexpr uint32_t kTmaStoreBoxBytes = 64 * 128;
 
 /// Stores the warpgroup's 64 x kBlockN part of D through shared memory and
 /// the TMA. Each thread writes its y into boxes of 64 rows x 128 bytes laid

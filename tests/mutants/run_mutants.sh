@@ -24,6 +24,7 @@
 #            [--list] [--only REGEX] [--build-only] [--timeout SECONDS] [--source DIR]
 #            [--cmake CMAKE] [--ninja NINJA] [--build-type TYPE] [--cxx-compiler PATH]
 #            [--cuda-compiler PATH] [--cuda-architectures LIST] [--shards N]
+#            [--require-cheap]
 #   --part         which mutants (the `part:` of their header); default cpu
 #   --build-dir    keep the scratch tree and build in DIR, and reuse them in the
 #                  next run (only what changed is rebuilt; baseline tests that
@@ -41,6 +42,11 @@
 #                  then the score of all. For a machine with many cores, where
 #                  one mutant's rebuild (one file) leaves the rest idle
 #   --shard I/N    (what --shards passes) only the I-th of N contiguous parts of the list
+#   --require-cheap  the CPU part's cheap build (compute_80, below) must build:
+#                  a failure is an error instead of a fall-back to the normal
+#                  build. CI sets it (FP8GEMM_REQUIRE_ALL): that build is the
+#                  project's one check that a target other than sm_90a still
+#                  compiles, as common/sm90/arch.h promises
 # Under --part gpu or all, FP8GEMM_REQUIRE_GPU=1 is exported, so a GPU test that
 # would skip fails instead; since a machine without a GPU would then "kill"
 # every mutant, those parts first check that a GPU is usable (exit 2 if not).
@@ -69,6 +75,7 @@ cuda_compiler=""
 cuda_architectures=""
 shards=1
 shard=""
+require_cheap=0
 original_args=("$@")
 
 usage() { sed -n '/^# Usage:/,/^# Exit status/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; }
@@ -76,6 +83,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --list) list_only=1; shift; continue ;;
     --build-only) build_only=1; shift; continue ;;
+    --require-cheap) require_cheap=1; shift; continue ;;
     -h | --help) usage; exit 0 ;;
   esac
   [ $# -ge 2 ] || { echo "run_mutants.sh: $1 needs a value (or is unknown)" >&2; usage; exit 1; }
@@ -299,12 +307,15 @@ say "part $part: $total mutants; source $source_dir (commit $commit, tree $tree_
 # The CPU part's tests never run device code, and some CPU test programs
 # (test_api, test_registry) link every step, so the baseline compiles them all,
 # and a mutant in a header those include recompiles them: there ("cheap") the
-# device code is built as unoptimized PTX only, which takes a third of the
-# time, and their host code (every .cu file) unoptimized, while the C++ files
-# (the tests, common/'s host code) are built with -O2 -DNDEBUG, as fast to run
-# as the release build: a build type of our own adds no flags of its own. If
-# that configuration fails to build, the normal one is used. The GPU part is
-# built as the project builds.
+# device code is built for compute_80 as unoptimized PTX only: the Hopper
+# steps' kernels, guarded to sm_90a (common/sm90/arch.h), compile to empty
+# bodies there, the portable steps' kernels are cheap, and no ptxas runs
+# (with sm_90a PTX, about 340 of the 786 s the CPU part took in CI went by
+# before its first mutant). Their host code (every .cu file) is built
+# unoptimized, while the C++ files (the tests, common/'s host code) are built
+# with -O2 -DNDEBUG, as fast to run as the release build: a build type of our
+# own adds no flags of its own. If that configuration fails to build, the
+# normal one is used. The GPU part is built as the project builds.
 configure() {  # configure cheap|normal
   local type="$build_type"
   [ "$1" = cheap ] && type=MutantCheck
@@ -317,7 +328,7 @@ configure() {  # configure cheap|normal
     "-DFP8GEMM_GIT_COMMIT=mutants")
   [ -n "$cxx_compiler" ] && args+=("-DCMAKE_CXX_COMPILER=$cxx_compiler")
   if [ "$1" = cheap ]; then
-    args+=("-DCMAKE_CUDA_ARCHITECTURES=90a-virtual" "-DCMAKE_CUDA_FLAGS=-Xcicc=-O0" "-DCMAKE_CXX_FLAGS=-O2 -DNDEBUG")
+    args+=("-DCMAKE_CUDA_ARCHITECTURES=80-virtual" "-DCMAKE_CUDA_FLAGS=-Xcicc=-O0" "-DCMAKE_CXX_FLAGS=-O2 -DNDEBUG")
   elif [ -n "$cuda_architectures" ]; then
     args+=("-DCMAKE_CUDA_ARCHITECTURES=$cuda_architectures")
   fi
@@ -354,6 +365,10 @@ build_started=$SECONDS
 build_baseline() { "$ninja" -C "$build" -j "$jobs" "${all_targets[@]}" >"$logs/baseline_build.log" 2>&1; }
 built_ok=1
 build_baseline || built_ok=0
+if [ "$built_ok" = 0 ] && [ "$mode" = cheap ] && [ "$require_cheap" = 1 ]; then
+  grep -m 5 -E 'error' "$logs/baseline_build.log"
+  fail "the cheap build (compute_80: the Hopper kernels empty) failed, and --require-cheap is set: a target other than sm_90a no longer compiles (log: $logs/baseline_build.log)"
+fi
 if [ "$built_ok" = 0 ] && [ "$mode" = cheap ]; then
   say "the cheap device-code build failed ($(grep -m 1 -E 'error' "$logs/baseline_build.log" | cut -c1-100)); building normally"
   mode=normal
