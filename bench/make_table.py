@@ -52,6 +52,12 @@ a value with spaces is quoted ("..."). Kinds and their keys:
             A's over B's; a case is [contender@]<shape>[/<scales>/<epilogue>/<out>], the
             contender defaulting to step=; bars= adds the ratio each row must reach
             (- for none) and whether it does
+  slices    csv=FILE [shapes=MxNxK,...]
+            a step's time against the slice count forced (the `splits` phase of
+            bench/measure_h200.sh: shape,run,ms,tflops,plan with run = cublaslt, auto or a
+            slice count): a row per shape with the plan its heuristic chose, its time, the
+            time at each slice count, the fastest of them and the heuristic's time over it,
+            and cuBLASLt's
   calibration json=FILE [k=K,K,...]
             the tolerance's calibration (bench/results/h200/tolerance_calibration.json, from
             fp8gemm_calibrate): per accumulation, output type and K, the largest errors measured
@@ -673,10 +679,53 @@ def split_k_table(keys):
     return markdown_table(header, body, "l" + "r" * (len(header) - 1)) + ["", source_line(files, contexts, keys)]
 
 
+def slices_table(keys):
+    """A row per shape: the heuristic's plan and time, the time at each forced slice count,
+    the heuristic's time over the fastest forced one, and cuBLASLt's time."""
+    name, path = one_file(keys, "csv")
+    with open(path, newline="") as f:
+        records = list(csv.DictReader(f))
+    if not records or not {"shape", "run", "ms", "plan"} <= set(records[0]):
+        raise TableError(f"{name}: expected the columns shape,run,ms,tflops,plan")
+    times, plans = {}, {}
+    for r in records:
+        if r["ms"]:
+            times[(r["shape"], r["run"])] = float(r["ms"]) * 1000.0
+        plans[r["shape"]] = r["plan"]
+    shapes = list(dict.fromkeys(r["shape"] for r in records))
+    if keys.get("shapes"):
+        shapes = [s for s in split_list(keys["shapes"]) if s in shapes]
+    forced = [run for run in dict.fromkeys(r["run"] for r in records) if run.isdigit()]
+
+    def plan_text(plan):
+        tile = re.search(r"tiles of (\d+) x (\d+)", plan)
+        slices = re.match(r"split_k (\d+)", plan)
+        return (f"{tile.group(1)}×{tile.group(2)}" if tile else "?") + (f", {slices.group(1)}" if slices else "")
+
+    def micros(shape, run):
+        t = times.get((shape, run))
+        return DASH if t is None else f"{t:.1f}"
+
+    header = ["shape", "heuristic: tile, slices", "heuristic µs"] + [f"{run} µs" for run in forced] + [
+        "fastest forced", "heuristic / fastest", "cuBLASLt µs", "heuristic % of cuBLASLt"]
+    body = []
+    for shape in shapes:
+        measured = [(times[(shape, run)], run) for run in forced if (shape, run) in times]
+        auto, cublaslt = times.get((shape, "auto")), times.get((shape, "cublaslt"))
+        fastest = min(measured) if measured else None
+        body.append([shape_text(shape), plan_text(plans.get(shape, "")), micros(shape, "auto")] +
+                    [micros(shape, run) for run in forced] +
+                    [DASH if fastest is None else fastest[1],
+                     DASH if fastest is None or auto is None else f"{auto / fastest[0]:.2f}×",
+                     micros(shape, "cublaslt"),
+                     DASH if auto is None or cublaslt is None else percent_text(100.0 * cublaslt / auto)])
+    return markdown_table(header, body, "ll" + "r" * (len(header) - 2)) + ["", source_line([name], [{}], keys)]
+
+
 KINDS = {"ladder": ladder_table, "shapes": shapes_table, "fast": fast_table, "sweep": sweep_table,
          "counters": counters_table, "constraints": constraints_table, "calibration": calibration_table,
          "epilogue": epilogue_table, "builds": builds_table, "ratios": ratios_table,
-         "splitk": split_k_table}
+         "splitk": split_k_table, "slices": slices_table}
 
 
 def generate(spec):
