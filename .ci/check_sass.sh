@@ -82,7 +82,12 @@ pretty() { if command -v c++filt >/dev/null 2>&1; then c++filt "$1"; else echo "
 # ---- 1 + 2: SASS per kernel ----------------------------------------------------
 sass="$(mktemp)"; usage="$(mktemp)"
 trap 'rm -f "$sass" "$usage"' EXIT
-"$cuobjdump" -sass "$binary" >"$sass"
+# Only the lines the checks read: a step's SASS is over 100 MB of text, which
+# awk would otherwise walk line by line.
+if ! "$cuobjdump" -sass "$binary" | { grep -E 'arch = |Function :|QGMMA|LDL|STL' || true; } >"$sass"; then
+  echo "check_sass: cuobjdump -sass failed on $binary" >&2
+  exit 1
+fi
 "$cuobjdump" -res-usage "$binary" >"$usage"
 
 # One line per sm_90a function matching $kernel: name, QGMMA count, LDL/STL count.
