@@ -70,6 +70,13 @@ namespace {
 // ---- what a reader would tune ------------------------------------------------
 constexpr int kBlockK = 128;                 // K per stage: one 128-byte swizzle row of FP8
 constexpr uint32_t kRingBytes = 160 * 1024;  // the ring: as many stages as fit (+ D's buffer: 32 KB at most)
+// The ring of a plain GEMM without block scales on the 128 x 128 tile: six
+// stages. 6 x 32 KB + D's 32 KB + the 1 KB alignment slack is 225 KB of the
+// 227 a block may have; the stages' block scales (6 x 516 bytes) or the
+// masked layout's counts (4 KB) would not fit beside it in static shared
+// memory, so those kernels keep kRingBytes (5 stages).
+constexpr uint32_t kRingBytesPlain = 192 * 1024;
+constexpr size_t kMaxSharedBytesPerBlock = 227 * 1024;  // the H200's opt-in limit, static + dynamic
 // D leaves through shared memory and the TMA where D's rows end on 16-byte
 // boundaries (BF16 and FP8; FP32 straight from the registers).
 constexpr bool kStoreThroughTma = true;
@@ -115,9 +122,14 @@ __host__ __device__ inline const float* expert_b_scales(const GemmArgs& args, in
   return args.b_scales + expert * per_expert;
 }
 
+// Which kernels a tile shape has (select_units): every kind, or, for the
+// 128 x 128 tile, the plain GEMMs without block scales on a deeper ring
+// (kRingBytesPlain) and the rest (block scales, groups) on kRingBytes.
+enum class TileKernels { kEvery, kPlainWithoutBlockScales, kBlockScalesOrGroups };
+
 // A tile shape of D and everything that follows from it (step 08's, with the
 // D buffer added to shared memory, and the cluster).
-template <int kM, int kN, int kCluster>
+template <int kM, int kN, int kCluster, TileKernels kKernels = TileKernels::kEvery>
 struct Tile {
   static constexpr int kBlockM = kM;  // rows of D per block: 64 per consumer warpgroup
   static constexpr int kBlockN = kN;  // columns of D per block: the N of one wgmma
@@ -133,7 +145,9 @@ struct Tile {
   static constexpr uint32_t kTileBytesA = kM * kBlockK;  // FP8: one byte per element
   static constexpr uint32_t kTileBytesB = kN * kBlockK;
   static constexpr uint32_t kStageBytes = kTileBytesA + kTileBytesB;  // what the TMA delivers per stage
-  static constexpr int kStages = kRingBytes / kStageBytes;            // 5 of 128 x 128, 10 of 64 x 64
+  static constexpr TileKernels kHasKernels = kKernels;
+  static constexpr uint32_t kRing = kKernels == TileKernels::kPlainWithoutBlockScales ? kRingBytesPlain : kRingBytes;
+  static constexpr int kStages = kRing / kStageBytes;  // 5 of 128 x 128 (6 in kRingBytesPlain), 10 of 64 x 64
   // D's buffer: per consumer warpgroup, the boxes of its 64 x kN part of D in
   // BF16 (kN * 2 bytes a row: 2 boxes of 64 rows x 128 bytes for kN = 128).
   static constexpr int kStoreBoxesPerWarpgroup = kN * 2 / 128;
@@ -166,7 +180,10 @@ struct Tile {
                     sm90::kTmaStoreBoxes<OutputType::kE4M3, kN> <= kStoreBoxesPerWarpgroup,
                 "D's buffer holds a warpgroup's BF16 or FP8 boxes");
 };
-using LargeTile = Tile<128, 128, 2>;         // step 07's, in clusters of two
+// Step 07's 128 x 128 tile, in clusters of two: six stages for plain GEMMs
+// without block scales, five for the others.
+using LargeTilePlain = Tile<128, 128, 2, TileKernels::kPlainWithoutBlockScales>;
+using LargeTile = Tile<128, 128, 2, TileKernels::kBlockScalesOrGroups>;
 using SmallTile = Tile<64, kSmallTileN, 1>;  // M <= kSmallTileMaxM: no cluster
 constexpr int kScalesAhead = 2;              // K blocks of block scales the loader has in flight
 constexpr int kScaleLoaderWarp = 1;          // the producer warpgroup's warp that copies the block scales
@@ -219,6 +236,14 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   __shared__ float amax_scratch[kConsumerWarps];
   __shared__ bool last_block;               // split-K: this block was the last of its tile's slices
   __shared__ int expert_rows[kMaxExperts];  // masked layout: each expert's valid rows, in [0, capacity]
+  static_assert(T::kDynamicSharedBytes + sizeof(full_barrier) + sizeof(empty_barrier) + sizeof(amax_scratch) +
+                        sizeof(last_block) + (kBlockScales ? sizeof(stage_scales) : 0) +
+                        (kUnits == Units::kGroupedTiles ? sizeof(expert_rows) : 0) <=
+                    kMaxSharedBytesPerBlock,
+                "the tile's ring, D's buffer and these arrays must fit in 227 KB");
+  // (The compiler adds about 1 KB of static shared memory of its own: the
+  // six-stage kernels' 225 KB + 1152 bytes leave 880 of the 227 KB, and the
+  // launcher's cudaFuncSetAttribute would refuse a kernel that did not fit.)
   // A grouped GEMM never splits K (the launcher refuses it): the split
   // kernels have no grouped code, which spilled registers there.
   constexpr bool kSplit = kUnits == Units::kSplitTiles;
@@ -686,14 +711,24 @@ using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUte
                                 int, float*, unsigned*, float, bool);
 
 // The kernel for one tile shape, pair of formats (e4m3 or e5m2 each),
-// accumulation mode, and kind of units.
+// accumulation mode, and kind of units; nullptr for a kernel the tile does
+// not have (T::kHasKernels; launch_with_plan never asks for one).
 template <class T, bool kPromote, bool kBlockScales, Fp8Format kA, Fp8Format kB>
 KernelFunction select_units(Units units) {
-  return units == Units::kGroupedTiles
-             ? grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, kBlockScales, Units::kGroupedTiles>
-         : units == Units::kSplitTiles
-             ? grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, kBlockScales, Units::kSplitTiles>
-             : grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, kBlockScales, Units::kTiles>;
+  if constexpr (T::kHasKernels == TileKernels::kPlainWithoutBlockScales) {
+    if (kBlockScales || units == Units::kGroupedTiles) return nullptr;
+    return units == Units::kSplitTiles ? grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kSplitTiles>
+                                       : grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kTiles>;
+  } else if constexpr (T::kHasKernels == TileKernels::kBlockScalesOrGroups && !kBlockScales) {
+    return units == Units::kGroupedTiles ? grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kGroupedTiles>
+                                         : nullptr;
+  } else {
+    return units == Units::kGroupedTiles
+               ? grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, kBlockScales, Units::kGroupedTiles>
+           : units == Units::kSplitTiles
+               ? grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, kBlockScales, Units::kSplitTiles>
+               : grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, kBlockScales, Units::kTiles>;
+  }
 }
 template <class T, bool kPromote, bool kBlockScales>
 KernelFunction select_kernel(Fp8Format a, Fp8Format b, Units units) {
@@ -713,7 +748,11 @@ template <class T>
 int max_active_clusters() {
   static int cache = 0;  // 0: not asked yet; -1: asked, no answer
   if (cache == 0) {
-    const KernelFunction kernel = select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles);
+    // Any kernel of the tile: they all have its dynamic shared memory.
+    const KernelFunction kernel =
+        T::kHasKernels == TileKernels::kBlockScalesOrGroups
+            ? select_kernel<T, true, true>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles)
+            : select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles);
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(T::kClusterBlocks);
     config.blockDim = dim3(T::kThreads);
@@ -916,6 +955,10 @@ Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan, const Gro
                                     ? select_kernel<T, false, false>(args.a_format, args.b_format, units)
                                 : block_scales ? select_kernel<T, true, true>(args.a_format, args.b_format, units)
                                                : select_kernel<T, true, false>(args.a_format, args.b_format, units);
+  if (kernel == nullptr) {  // launch_with_plan chose a tile without this kernel: a bug here
+    return Status::error(StatusCode::kNotSupported, "no kernel of the " + std::to_string(kBlockM) + " x " +
+                                                        std::to_string(kBlockN) + " tile for these scales or groups");
+  }
   status = sm90::kernel_has_sm90a_image(kernel, block_scales ? T::kStaticSharedBytesWithScales : T::kStaticSharedBytes);
   if (!status.ok()) return status;
   status = reserve_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), T::kDynamicSharedBytes);
@@ -962,8 +1005,12 @@ Status launch_with_plan(const GemmArgs& args, const GroupedView& groups) {
   const Status status = sm90::require_sm90a_gpu();
   if (!status.ok()) return status;
   const LaunchPlan plan = plan_launch(args, groups);
-  return plan.small_tile ? launch_with_tile<SmallTile>(args, plan, groups)
-                         : launch_with_tile<LargeTile>(args, plan, groups);
+  if (plan.small_tile) return launch_with_tile<SmallTile>(args, plan, groups);
+  // Six stages where the static shared memory leaves room (kRingBytesPlain).
+  if (groups.grouping == Grouping::kNone && !has_block_scales(args)) {
+    return launch_with_tile<LargeTilePlain>(args, plan, groups);
+  }
+  return launch_with_tile<LargeTile>(args, plan, groups);
 }
 
 // A plain GEMM: step 11's, with no groups.
