@@ -241,9 +241,10 @@ __global__ void __launch_bounds__(T::kThreads, 1)
                         (kUnits == Units::kGroupedTiles ? sizeof(expert_rows) : 0) <=
                     kMaxSharedBytesPerBlock,
                 "the tile's ring, D's buffer and these arrays must fit in 227 KB");
-  // (The compiler adds about 1 KB of static shared memory of its own: the
-  // six-stage kernels' 225 KB + 1152 bytes leave 880 of the 227 KB, and the
-  // launcher's cudaFuncSetAttribute would refuse a kernel that did not fit.)
+  // (cuobjdump -res-usage reports more static shared memory than these arrays,
+  // 1152-1168 bytes for the six-stage kernels: with their 225 KB that leaves
+  // 880 bytes of the 227 KB. The launcher's cudaFuncSetAttribute refuses a
+  // kernel that does not fit.)
   // A grouped GEMM never splits K (the launcher refuses it): the split
   // kernels have no grouped code, which spilled registers there.
   constexpr bool kSplit = kUnits == Units::kSplitTiles;
