@@ -35,6 +35,12 @@
 #             fp8gemm_grouped_bench (the step beside the cuBLASLt loop and, for
 #             the masked layout, the loop captured in a CUDA graph; BIN must
 #             also hold test_grouped_gpu and fp8gemm_grouped_bench)
+#   ab        the step in two builds, alternating twice (BIN, then AB_BIN: a
+#             folder like BIN built from another commit): each run fp8gemm_bench
+#             on the bench shapes beside its own cuBLASLt ($OUT/ab_A1.json,
+#             ab_B1.json, ab_A2.json, ab_B2.json; make_table's `builds` kind
+#             compares two of them), and with AB_VARIANTS=FILTER also the
+#             epilogue variants whose names match FILTER (ab_variants_*.json)
 #   deepseek  the step beside cuBLASLt (default and fast) on the 18 DeepSeek-V3
 #             shapes (M in 64, 128, 4096 x six N, K), for the geometric mean
 #   ladder    every step and cuBLASLt at 4096^3, 8192^3 and 64 x 2112 x 7168
@@ -121,6 +127,26 @@ for phase in "$@"; do
         echo "ncu $run rc=$? ${SECONDS}s: $(grep -E '^ +Duration' "$LOGS/ncu_$name.txt" | head -1)"
         grep -E '^ +(L2 Cache Throughput|L1/TEX Cache Throughput|Compute \(SM\) Throughput|SM Frequency|Duration) ' \
           "$LOGS/ncu_$name.txt" | head -5 | sed 's/^ */    /'
+      done
+      ;;
+    ab)
+      for round in 1 2; do
+        for side in A B; do
+          if [ "$side" = A ]; then build="$bin"; else build="${AB_BIN:?AB_BIN=DIR of the second build}"; fi
+          LD_LIBRARY_PATH="$build" timeout 240 "$build/fp8gemm_bench" --steps="$number" --shapes=$shapes \
+            --benchmark_repetitions=3 --benchmark_min_time=0.05 --benchmark_out="$OUT/ab_$side$round.json" \
+            --benchmark_out_format=json > "$LOGS/ab_$side$round.log" 2>&1
+          echo "ab $side round $round rc=$? ${SECONDS}s"
+          grep -E "^${step}.*_median" "$LOGS/ab_$side$round.log" | awk '{print "  " $1, $2, $3}'
+          if [ -n "${AB_VARIANTS:-}" ]; then
+            LD_LIBRARY_PATH="$build" timeout 240 "$build/fp8gemm_bench" --steps="$number" --epilogue_variants \
+              --shapes=4096x4096x4096,4096x7168x16384 --benchmark_filter="$AB_VARIANTS" --benchmark_repetitions=3 \
+              --benchmark_min_time=0.05 --benchmark_out="$OUT/ab_variants_$side$round.json" \
+              --benchmark_out_format=json > "$LOGS/ab_variants_$side$round.log" 2>&1
+            echo "ab variants $side round $round rc=$? ${SECONDS}s"
+            grep -E "^${step}.*_median" "$LOGS/ab_variants_$side$round.log" | awk '{print "  " $1, $2, $3}'
+          fi
+        done
       done
       ;;
     deepseek)

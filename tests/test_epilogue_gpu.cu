@@ -180,7 +180,7 @@ struct Launch {
 };
 
 Launch launch_case(const EpilogueCase& c, const Problem& p, int split_k,
-                   SplitKReduction reduction = SplitKReduction::kAuto) {
+                   SplitKReduction reduction = SplitKReduction::kAuto, bool fast_accumulation = false) {
   const Variant& v = c.variant;
   const GemmShape& s = c.shape;
   const DeviceBuffer<uint8_t> a = test_support::upload_operand(p.a, s.k);
@@ -223,6 +223,7 @@ Launch launch_case(const EpilogueCase& c, const Problem& p, int split_k,
   }
   args.split_k = split_k;
   args.split_k_reduction = reduction;
+  args.fast_accumulation = fast_accumulation;
 
   Launch launch;
   launch.status = run_step(c.step, args);
@@ -236,7 +237,8 @@ Launch launch_case(const EpilogueCase& c, const Problem& p, int split_k,
 }
 
 // D of a launch against the FP64 reference after the same epilogue, and its amax.
-void expect_matches_reference(const EpilogueCase& c, const Problem& p, const Launch& launch, const std::string& what) {
+void expect_matches_reference(const EpilogueCase& c, const Problem& p, const Launch& launch, const std::string& what,
+                              bool fast_accumulation = false) {
   const Variant& v = c.variant;
   const GemmShape& s = c.shape;
   ASSERT_TRUE(launch.status.ok()) << what << ": " << status_code_name(launch.status.code) << ": "
@@ -247,12 +249,12 @@ void expect_matches_reference(const EpilogueCase& c, const Problem& p, const Lau
   const EpilogueReference epilogue{std::vector<double>(p.bias.begin(), p.bias.end()), v.activation, fp8_d_scale(c)};
   const std::vector<float> values = out.rows(p.reference.rows);
   const OutputCheck check =
-      check_epilogue_rows(values, p.reference, epilogue, v.out, s.k, accumulation_of(c.step, false));
+      check_epilogue_rows(values, p.reference, epilogue, v.out, s.k, accumulation_of(c.step, fast_accumulation));
   EXPECT_TRUE(check.passed) << what << ", FP8GEMM_TEST_SEED=" << test_support::run_seed() << ": "
                             << describe_check(check, values, p.reference);
   if (is_fp8_output(v.out)) {
     EXPECT_TRUE(test_support::matches_reference_amax(launch.amax, p.reference, epilogue, s.m, s.k,
-                                                     accumulation_of(c.step, false)))
+                                                     accumulation_of(c.step, fast_accumulation)))
         << what;
   }
 }
@@ -421,6 +423,40 @@ std::string case_name(const ::testing::TestParamInfo<EpilogueCase>& info) {
 
 INSTANTIATE_TEST_SUITE_P(EveryStep, EpilogueTest, ::testing::ValuesIn(every_case()), case_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(EpilogueTest);
+
+// Fast accumulation with the epilogue (the steps on tensor cores, the scales
+// constant along K: block scales need the promotion), ragged M and N, on a
+// shape for which step 12 takes its 128 x 256 tile of fast accumulation where
+// the epilogue has no vector per column (tensor_gelu_erf_e4m3: GELU, FP8 D
+// and its amax; the last tile's cluster partner lies past N).
+class FastAccumulationEpilogueTest : public EpilogueTest {};
+
+std::vector<EpilogueCase> fast_accumulation_cases() {
+  std::vector<EpilogueCase> cases;
+  for (const StepInfo& step : registered_steps()) {
+    if (!uses_tensor_cores(step)) continue;
+    for (const Variant& v : variants()) {
+      const bool along_k = v.a_scales == kGroup || v.b_scales == kGroup || v.a_scales == kBlock || v.b_scales == kBlock;
+      if (along_k || !accepts(step.constraints, v)) continue;
+      GemmShape shape{1000, 2052, 1024};
+      shape.d_type = v.out;
+      cases.push_back({step, v, shape});
+    }
+  }
+  return cases;
+}
+
+TEST_P(FastAccumulationEpilogueTest, MatchesTheReferenceAfterTheEpilogue) {
+  const EpilogueCase& c = GetParam();
+  const Problem p = make_problem(c);
+  expect_matches_reference(c, p, launch_case(c, p, /*split_k=*/0, SplitKReduction::kAuto, /*fast_accumulation=*/true),
+                           c.step.folder + " fast " + c.variant.name + " " + gemm_shape_name(c.shape),
+                           /*fast_accumulation=*/true);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryStep, FastAccumulationEpilogueTest, ::testing::ValuesIn(fast_accumulation_cases()),
+                         case_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(FastAccumulationEpilogueTest);
 
 }  // namespace
 }  // namespace fp8gemm

@@ -76,6 +76,16 @@ constexpr uint32_t kRingBytes = 160 * 1024;  // the ring: as many stages as fit 
 // masked layout's counts (4 KB) would not fit beside it in static shared
 // memory, so those kernels keep kRingBytes (5 stages).
 constexpr uint32_t kRingBytesPlain = 192 * 1024;
+// The 128 x 256 tile of fast accumulation (wide: one wgmma.m64n256k32 per
+// consumer warpgroup and K step): three stages of 48 KB. D's buffer is 64 KB
+// there (two warpgroups x 64 rows x 256 BF16 columns), and 3 x 48 + 64 + 1 is
+// 209 KB; a fourth stage would need 257.
+constexpr uint32_t kRingBytesWide = 144 * 1024;
+// Fast accumulation takes the 128 x 256 tile where its rounds (units per
+// cluster) are at most this times half the 128 x 128 tile's: 4096 x 32768 x
+// 512 has 32 rounds of the wide tile against 63 of 128 x 128; 4096 x 2112 x
+// 7168, 3 against 5, stays on 128 x 128.
+constexpr double kWideTileRoundSlack = 1.1;
 constexpr size_t kMaxSharedBytesPerBlock = 227 * 1024;  // the H200's opt-in limit, static + dynamic
 // D leaves through shared memory and the TMA where D's rows end on 16-byte
 // boundaries (BF16 and FP8; FP32 straight from the registers).
@@ -124,8 +134,10 @@ __host__ __device__ inline const float* expert_b_scales(const GemmArgs& args, in
 
 // Which kernels a tile shape has (select_units): every kind, or, for the
 // 128 x 128 tile, the plain GEMMs without block scales on a deeper ring
-// (kRingBytesPlain) and the rest (block scales, groups) on kRingBytes.
-enum class TileKernels { kEvery, kPlainWithoutBlockScales, kBlockScalesOrGroups };
+// (kRingBytesPlain) and the rest (block scales, groups) on kRingBytes; the
+// 128 x 256 tile has only plain unsplit GEMMs with fast accumulation: with
+// promotion its 128 accumulators a set would need 384 registers a thread.
+enum class TileKernels { kEvery, kPlainWithoutBlockScales, kBlockScalesOrGroups, kFastPlain };
 
 // A tile shape of D and everything that follows from it (step 08's, with the
 // D buffer added to shared memory, and the cluster).
@@ -146,8 +158,11 @@ struct Tile {
   static constexpr uint32_t kTileBytesB = kN * kBlockK;
   static constexpr uint32_t kStageBytes = kTileBytesA + kTileBytesB;  // what the TMA delivers per stage
   static constexpr TileKernels kHasKernels = kKernels;
-  static constexpr uint32_t kRing = kKernels == TileKernels::kPlainWithoutBlockScales ? kRingBytesPlain : kRingBytes;
-  static constexpr int kStages = kRing / kStageBytes;  // 5 of 128 x 128 (6 in kRingBytesPlain), 10 of 64 x 64
+  static constexpr uint32_t kRing = kKernels == TileKernels::kPlainWithoutBlockScales ? kRingBytesPlain
+                                    : kKernels == TileKernels::kFastPlain             ? kRingBytesWide
+                                                                                      : kRingBytes;
+  // 5 of 128 x 128 (6 in kRingBytesPlain), 3 of 128 x 256, 10 of 64 x 64
+  static constexpr int kStages = kRing / kStageBytes;
   // D's buffer: per consumer warpgroup, the boxes of its 64 x kN part of D in
   // BF16 (kN * 2 bytes a row: 2 boxes of 64 rows x 128 bytes for kN = 128).
   static constexpr int kStoreBoxesPerWarpgroup = kN * 2 / 128;
@@ -172,7 +187,8 @@ struct Tile {
   static constexpr size_t kStaticSharedBytesWithScales = kStaticSharedBytes + kStages * sizeof(StageScales);
 
   static_assert(kM == 64 || kM == 128, "64 rows per consumer warpgroup, one or two of them");
-  static_assert(kN == 64 || kN == 128, "the N of wgmma_m64nk32");
+  static_assert(kN == 64 || kN == 128 || (kN == 256 && kKernels == TileKernels::kFastPlain),
+                "the N of wgmma_m64nk32 (256: fast accumulation only)");
   static_assert(kCluster == 1 || kCluster == 2, "clusters of one block or two");
   static_assert(kBoxBytesA % 1024 == 0, "each block's part of A must keep the swizzle's 1024-byte alignment");
   static_assert(kTileBytesA % 1024 == 0 && kTileBytesB % 1024 == 0, "tiles must keep 1024-byte alignment");
@@ -184,6 +200,9 @@ struct Tile {
 // without block scales, five for the others.
 using LargeTilePlain = Tile<128, 128, 2, TileKernels::kPlainWithoutBlockScales>;
 using LargeTile = Tile<128, 128, 2, TileKernels::kBlockScalesOrGroups>;
+// Fast accumulation's wide tile, also in clusters of two (the chapter's "A
+// wider tile for fast accumulation").
+using WideTile = Tile<128, 256, 2, TileKernels::kFastPlain>;
 using SmallTile = Tile<64, kSmallTileN, 1>;  // M <= kSmallTileMaxM: no cluster
 constexpr int kScalesAhead = 2;              // K blocks of block scales the loader has in flight
 constexpr int kScaleLoaderWarp = 1;          // the producer warpgroup's warp that copies the block scales
@@ -228,6 +247,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   constexpr int kAccumulators = T::kAccumulators;
   constexpr uint32_t kTileBytesA = T::kTileBytesA, kTileBytesB = T::kTileBytesB, kStageBytes = T::kStageBytes;
   constexpr int kCluster = T::kClusterBlocks;
+  constexpr bool kWide = T::kHasKernels == TileKernels::kFastPlain;  // the 128 x 256 tile of fast accumulation
   using SharedTiles = typename T::SharedTiles;
   using StageScales = typename T::StageScales;
   __shared__ uint64_t full_barrier[kStages];     // the TMA has filled the stage
@@ -667,8 +687,15 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         unit_args.m = tile_row + valid_rows;
         warpgroup_through_tma = through_tma && valid_rows == 64;
       }
-      const ConstantScales b_scales =
+      ConstantScales b_scales =
           constant_scales(args.b_scale_granularity, args.b_scale, expert_b_scales(args, u.expert));
+      if constexpr (kWide) {
+        // The wide tile's 128 sums a thread leave no registers for a vector
+        // per column (ptxas spilled them): the launcher gives it GEMMs with
+        // neither a bias nor B's outer-vector scales, and here that is a constant.
+        unit_args.bias = nullptr;
+        b_scales.rows = nullptr;
+      }
       apply_epilogue<kBlockN>(sums, unit_args, a_scales, b_scales, row0, col0);
       if (args.d_amax != nullptr) amax = fmaxf(amax, fragment_amax<kBlockN>(sums, unit_args, row0, col0));
       if (through_tma) {
@@ -716,7 +743,13 @@ using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUte
 // not have (T::kHasKernels; launch_with_plan never asks for one).
 template <class T, bool kPromote, bool kBlockScales, Fp8Format kA, Fp8Format kB>
 KernelFunction select_units(Units units) {
-  if constexpr (T::kHasKernels == TileKernels::kPlainWithoutBlockScales) {
+  if constexpr (T::kHasKernels == TileKernels::kFastPlain) {
+    if constexpr (kPromote || kBlockScales) {
+      return nullptr;
+    } else {
+      return units == Units::kTiles ? grouped_moe_fp8_gemm_kernel<T, kA, kB, false, false, Units::kTiles> : nullptr;
+    }
+  } else if constexpr (T::kHasKernels == TileKernels::kPlainWithoutBlockScales) {
     if (kBlockScales || units == Units::kGroupedTiles) return nullptr;
     return units == Units::kSplitTiles ? grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kSplitTiles>
                                        : grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kTiles>;
@@ -753,6 +786,8 @@ int max_active_clusters() {
     const KernelFunction kernel =
         T::kHasKernels == TileKernels::kBlockScalesOrGroups
             ? select_kernel<T, true, true>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles)
+        : T::kHasKernels == TileKernels::kFastPlain
+            ? select_kernel<T, false, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles)
             : select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles);
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(T::kClusterBlocks);
@@ -778,7 +813,8 @@ int max_active_clusters() {
 // The launch plan of a GEMM: its tile shape, slice count and grid, and what
 // they were chosen from (for describe_grouped_moe_launch).
 struct LaunchPlan {
-  bool small_tile = false;  // SmallTile (M <= kSmallTileMaxM, or split M <= kSmallTileMaxSplitM), else LargeTile
+  bool small_tile = false;  // SmallTile (M <= kSmallTileMaxM, or split M <= kSmallTileMaxSplitM)
+  bool wide_tile = false;   // WideTile (fast accumulation, unsplit, no more rounds: see kWideTileRoundSlack)
   int64_t tiles = 0;
   int64_t cluster_tiles = 0;  // tiles side by side in clusters of cluster_blocks (the last may stick out past N)
   int k_blocks = 0;
@@ -846,6 +882,22 @@ LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = Grouped
       large.slices > kLargeTileMaxSlices) {
     return small_tile_plan();
   }
+  // Fast accumulation on the 128 x 256 tile where it stays unsplit and does
+  // not cost more in waves than it is expected to gain: each cluster's units
+  // (its rounds) at most kWideTileRoundSlack times half the 128 x 128 tile's
+  // (half as many units, each twice the work; the chapter measures the gain).
+  // (Nor with a per-column vector in the epilogue: see the kernel's kWide.)
+  const bool column_vectors = args.bias != nullptr || args.b_scale_granularity == ScaleGranularity::kPerRow;
+  if (groups.grouping == Grouping::kNone && args.fast_accumulation && !has_block_scales(args) && !column_vectors &&
+      large.slices == 1 && large.resident_clusters > 0) {
+    LaunchPlan wide = plan_launch_with<WideTile>(args, groups);
+    const auto rounds = [](const LaunchPlan& p) { return (p.units + p.clusters - 1) / p.clusters; };
+    if (wide.slices == 1 && wide.resident_clusters > 0 &&
+        static_cast<double>(2 * rounds(wide)) <= kWideTileRoundSlack * static_cast<double>(rounds(large))) {
+      wide.wide_tile = true;
+      return wide;
+    }
+  }
   return large;
 }
 
@@ -855,6 +907,9 @@ std::string describe_grouped_moe_launch(const GemmArgs& args) {
   std::string why = std::to_string(plan.tiles) + " tiles of " + std::to_string(plan.tile_m) + " x " +
                     std::to_string(plan.tile_n) + " and " + std::to_string(plan.k_blocks) + " K blocks of 128";
   if (args.split_k > 0) why += "; split_k = " + std::to_string(args.split_k) + " asked for";
+  if (plan.wide_tile) {
+    why += " (128 x 256: fast accumulation, unsplit, and no more waves than half as many tiles of 128 x 128)";
+  }
   if (plan.small_tile && args.m > kSmallTileMaxM) {
     why += " (not 128 x 128: M <= " + std::to_string(kSmallTileMaxSplitM) + " and more than " +
            std::to_string(kLargeTileMaxSlices) + " slices of K for its tiles)";
@@ -1007,6 +1062,7 @@ Status launch_with_plan(const GemmArgs& args, const GroupedView& groups) {
   if (!status.ok()) return status;
   const LaunchPlan plan = plan_launch(args, groups);
   if (plan.small_tile) return launch_with_tile<SmallTile>(args, plan, groups);
+  if (plan.wide_tile) return launch_with_tile<WideTile>(args, plan, groups);
   // Six stages where the static shared memory leaves room (kRingBytesPlain).
   if (groups.grouping == Grouping::kNone && !has_block_scales(args)) {
     return launch_with_tile<LargeTilePlain>(args, plan, groups);
