@@ -391,13 +391,26 @@ int run_one(const CommandLine& cmd, char* program) {
   std::printf("%s on %s, %s%s\n", contender_name(contender).c_str(), shape_name(cmd.shape).c_str(),
               describe(cmd.problem).c_str(), cmd.fast_accumulation ? ", fast accumulation" : "");
   if (step != nullptr && step->describe_launch != nullptr) {
-    GemmArgs args;  // what the step's launch plan depends on: the shape and the options
+    GemmArgs args;  // what the step's launch plan depends on: the shape, the options, the epilogue
     args.m = cmd.shape.m;
     args.n = cmd.shape.n;
     args.k = cmd.shape.k;
     args.fast_accumulation = cmd.fast_accumulation;
     args.split_k = cmd.split_k;
     args.split_k_reduction = cmd.split_k_reduction;
+    args.a_format = cmd.problem.a_format;
+    args.b_format = cmd.problem.b_format;
+    args.d_type = cmd.problem.d_type;
+    args.a_scale_granularity = cmd.problem.a_scale_granularity;
+    args.b_scale_granularity = cmd.problem.b_scale_granularity;
+    args.activation = cmd.problem.activation;
+    // A plan asks whether there is a bias (step 12's wide tile takes none),
+    // never reads it: any pointer that is not null says so.
+    static const float kBiasPresent = 0.0f;
+    if (cmd.problem.bias) {
+      args.bias = &kBiasPresent;
+      args.bias_type = cmd.problem.bias_type;
+    }
     std::printf("launch: %s\n", step->describe_launch(args).c_str());
   }
   std::fflush(stdout);

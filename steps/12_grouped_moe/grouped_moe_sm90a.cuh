@@ -34,7 +34,9 @@
 // What stays step 11's: 2-block clusters sharing A's tile through TMA
 // multicast, the producer / two-consumer warpgroups with setmaxnreg, two
 // accumulator sets for the promotion, block scales loaded two K blocks ahead,
-// D through shared memory and the TMA, the amax once per block.
+// D through shared memory and the TMA, the amax once per block. New beside
+// the groups: six stages for the plain GEMMs where static shared memory
+// allows, and a 128 x 256 tile for fast accumulation (WideTile).
 //
 // Requires sm_90a; the chapter (README.md) explains every piece.
 //
