@@ -103,9 +103,10 @@ TEST(GroupedTile, IntArithmeticMatchesTheDefault) {
       for (int block = 0; block < blocks; ++block) {
         const int count = persistent_tile_count<int>(tiles, blocks, block);
         ASSERT_EQ(count, persistent_tile_count(tiles, blocks, block));
-        if (count > 0)
+        if (count > 0) {  // (braces: ASSERT_EQ is an if-else inside)
           ASSERT_EQ(persistent_tile_number<int>(blocks, block, count - 1),
                     persistent_tile_number(blocks, block, count - 1));
+        }
       }
     }
   }
