@@ -428,7 +428,7 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(EpilogueTest);
 // constant along K: block scales need the promotion), ragged M and N, on a
 // shape for which step 12 takes its 128 x 256 tile of fast accumulation where
 // the epilogue has no vector per column (tensor_gelu_erf_e4m3: GELU, FP8 D
-// and its amax; the last tile's cluster partner lies past N).
+// and its amax).
 class FastAccumulationEpilogueTest : public EpilogueTest {};
 
 std::vector<EpilogueCase> fast_accumulation_cases() {

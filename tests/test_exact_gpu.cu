@@ -163,13 +163,13 @@ std::vector<GemmShape> exact_padded_cases() {
 }
 
 // Cases run with GemmArgs::fast_accumulation (sparse A: the whole K is summed in the tensor core).
-// 1665 x 1056 x 1000 takes step 12's 128 x 256 tile of fast accumulation (1 round of 42 clusters
-// against 2 of 128 x 128): its last row of tiles is one row deep, its last column of tiles 32
-// columns wide (three of its four BF16 boxes wholly past N), and that tile's cluster partner lies
-// past N.
+// 1793 x 1056 x 1000 takes step 12's 128 x 256 tile of fast accumulation (1 round of 40 clusters
+// against 2 of 128 x 128): its last row of tiles is one row deep and that tile's cluster partner
+// (its clusters stand along M) lies past M; its last column of tiles is 32 columns wide, three of
+// its four BF16 boxes wholly past N.
 std::vector<GemmShape> exact_fast_cases() {
   return {gemm(64, 2112, 7168, kFP32), gemm(64, 2112, 7168, kBF16), gemm(255, 1000, 1008, kFP32),
-          gemm(128, 256, 16384, kFP32), gemm(1665, 1056, 1000, kBF16)};
+          gemm(128, 256, 16384, kFP32), gemm(1793, 1056, 1000, kBF16)};
 }
 
 // -----------------------------------------------------------------------------

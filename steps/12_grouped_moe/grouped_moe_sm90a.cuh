@@ -148,10 +148,15 @@ struct Tile {
   static constexpr int kBlockM = kM;  // rows of D per block: 64 per consumer warpgroup
   static constexpr int kBlockN = kN;  // columns of D per block: the N of one wgmma
   // Blocks per cluster, on neighbouring tiles along N: they share A's tile,
-  // and each loads kBoxRowsA of its rows for all of them.
+  // and each loads kBoxRowsA of its rows for all of them. The wide tile's
+  // cluster instead stands along M and shares B's tile, its larger operand
+  // (kShareB: each block loads kBoxRowsB of B's rows for both).
   static constexpr int kClusterBlocks = kCluster;
-  static constexpr int kBoxRowsA = kM / kCluster;
+  static constexpr bool kShareB = kKernels == TileKernels::kFastPlain;
+  static constexpr int kBoxRowsA = kShareB ? kM : kM / kCluster;
   static constexpr uint32_t kBoxBytesA = kBoxRowsA * kBlockK;
+  static constexpr int kBoxRowsB = kShareB ? kN / kCluster : kN;
+  static constexpr uint32_t kBoxBytesB = kBoxRowsB * kBlockK;
   static constexpr int kConsumerWarpgroups = kM / 64;
   static constexpr int kThreads = (kConsumerWarpgroups + 1) * sm90::kWarpgroupThreads;  // + 1 producer warpgroup
   static constexpr int kConsumerWarps = kConsumerWarpgroups * sm90::kWarpgroupThreads / kWarpSize;
@@ -192,7 +197,8 @@ struct Tile {
   static_assert(kN == 64 || kN == 128 || (kN == 256 && kKernels == TileKernels::kFastPlain),
                 "the N of wgmma_m64nk32 (256: fast accumulation only)");
   static_assert(kCluster == 1 || kCluster == 2, "clusters of one block or two");
-  static_assert(kBoxBytesA % 1024 == 0, "each block's part of A must keep the swizzle's 1024-byte alignment");
+  static_assert(kBoxBytesA % 1024 == 0 && kBoxBytesB % 1024 == 0,
+                "each block's part of A or B must keep the swizzle's 1024-byte alignment");
   static_assert(kTileBytesA % 1024 == 0 && kTileBytesB % 1024 == 0, "tiles must keep 1024-byte alignment");
   static_assert(sm90::kTmaStoreBoxes<OutputType::kBF16, kN> == kStoreBoxesPerWarpgroup &&
                     sm90::kTmaStoreBoxes<OutputType::kE4M3, kN> <= kStoreBoxesPerWarpgroup,
@@ -290,7 +296,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // it stay live across it, and the producer's 40 registers had to spill them.
   struct Walk {
     int m_tiles, n_tiles, k_blocks;  // the last K block zero-filled past K
-    int cluster_n_tiles;             // cluster tiles along N (the last may stick out past N)
+    int cluster_m_tiles;             // cluster tiles along M (T::kShareB: the last may stick out past M)
+    int cluster_n_tiles;             // cluster tiles along N (otherwise: the last may stick out past N)
     int rank;                        // this block's in its cluster
     int cluster_tiles;               // of the whole GEMM (masked: of every expert)
     int units;                       // this cluster's
@@ -300,11 +307,12 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     w.m_tiles = static_cast<int>((args.m + kBlockM - 1) / kBlockM);
     w.n_tiles = static_cast<int>((args.n + kBlockN - 1) / kBlockN);
     w.k_blocks = static_cast<int>((args.k + kBlockK - 1) / kBlockK);
-    w.cluster_n_tiles = (w.n_tiles + kCluster - 1) / kCluster;
+    w.cluster_m_tiles = T::kShareB ? (w.m_tiles + kCluster - 1) / kCluster : w.m_tiles;
+    w.cluster_n_tiles = T::kShareB ? w.n_tiles : (w.n_tiles + kCluster - 1) / kCluster;
     w.rank = kCluster == 1 ? 0 : static_cast<int>(cluster_block_rank());
     w.cluster_tiles = grouping == Grouping::kMasked
                           ? masked_tile_count<int>(expert_rows, groups.experts, kBlockM, w.cluster_n_tiles)
-                          : w.m_tiles * w.cluster_n_tiles;
+                          : w.cluster_m_tiles * w.cluster_n_tiles;
     w.units = persistent_tile_count<int>(w.cluster_tiles * slices, gridDim.x / kCluster, blockIdx.x / kCluster);
     return w;
   };
@@ -337,9 +345,14 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       u.row = u.expert * groups.capacity + u.m_block * kBlockM;
       u.rows_end = u.expert * groups.capacity + expert_rows[u.expert];
     } else {  // one GEMM's tiles over all the rows
-      const TileCoord coord = grouped_tile<int>(cluster_tile, w.m_tiles, w.cluster_n_tiles, kGroupRows);
-      u.m_block = static_cast<int>(coord.m_block);
-      u.n_block = static_cast<int>(coord.n_block) * kCluster + w.rank;
+      const TileCoord coord = grouped_tile<int>(cluster_tile, w.cluster_m_tiles, w.cluster_n_tiles, kGroupRows);
+      if constexpr (T::kShareB) {  // the cluster's tiles one above the other
+        u.m_block = static_cast<int>(coord.m_block) * kCluster + w.rank;
+        u.n_block = static_cast<int>(coord.n_block);
+      } else {
+        u.m_block = static_cast<int>(coord.m_block);
+        u.n_block = static_cast<int>(coord.n_block) * kCluster + w.rank;
+      }
       u.row = u.m_block * kBlockM;
       u.rows_end = static_cast<int>(args.m);
       if (grouping == Grouping::kContiguous) {  // the expert of the tile's first row
@@ -419,14 +432,19 @@ __global__ void __launch_bounds__(T::kThreads, 1)
           const uint32_t full = full_barriers + 8 * stage;
           // The whole stage, zero-filled parts and the partner's half of A included.
           mbarrier_arrive_expect_tx(full, kStageBytes);
-          if constexpr (kCluster > 1) {  // this block's rows of A, into every block of the cluster
+          constexpr uint16_t kEveryBlock = static_cast<uint16_t>((1u << kCluster) - 1);
+          if constexpr (kCluster > 1 && T::kShareB) {  // A's tile, and this block's rows of B into both blocks
+            tma_load_2d(tiles_a + stage * kTileBytesA, &tensor_map_a, full, kb * kBlockK, u.row);
+            tma_load_2d_multicast(tiles_b + stage * kTileBytesB + walk.rank * T::kBoxBytesB, &tensor_map_b, full,
+                                  kb * kBlockK, u.b_row + walk.rank * T::kBoxRowsB, kEveryBlock);
+          } else if constexpr (kCluster > 1) {  // this block's rows of A, into every block of the cluster
             tma_load_2d_multicast(tiles_a + stage * kTileBytesA + walk.rank * T::kBoxBytesA, &tensor_map_a, full,
-                                  kb * kBlockK, u.row + walk.rank * T::kBoxRowsA,
-                                  static_cast<uint16_t>((1u << kCluster) - 1));
+                                  kb * kBlockK, u.row + walk.rank * T::kBoxRowsA, kEveryBlock);
+            tma_load_2d(tiles_b + stage * kTileBytesB, &tensor_map_b, full, kb * kBlockK, u.b_row);
           } else {
             tma_load_2d(tiles_a + stage * kTileBytesA, &tensor_map_a, full, kb * kBlockK, u.row);
+            tma_load_2d(tiles_b + stage * kTileBytesB, &tensor_map_b, full, kb * kBlockK, u.b_row);
           }
-          tma_load_2d(tiles_b + stage * kTileBytesB, &tensor_map_b, full, kb * kBlockK, u.b_row);
           if (++stage == kStages) {
             stage = 0;
             phase ^= 1;
@@ -662,9 +680,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     }
     // The unit's sums: promoted, or wgmma's own (fast accumulation).
     const auto finish = [&](float(&sums)[kAccumulators]) {
-      // A tile past N was multiplied for the partner's sake (its B zeros):
-      // nothing to add or store.
-      if (kCluster > 1 && u.n_block >= walk.n_tiles) return;
+      // A tile past N (past M, where the cluster shares B) was multiplied
+      // for the partner's sake (its B or A zeros): nothing to add or store.
+      if (kCluster > 1 && (T::kShareB ? u.m_block >= walk.m_tiles : u.n_block >= walk.n_tiles)) return;
       if constexpr (kSplit) {  // ---- split-K: the last of the tile's units goes on, the others take their next
         if (!gather_in_workspace<kAccumulators, kConsumerWarpgroups * kWarpgroupThreads, kMaxSlices>(
                 sums, workspace, counters, u.tile, slices, u.slice, &last_block, kPartialBarrier))
@@ -819,6 +837,7 @@ struct LaunchPlan {
   bool wide_tile = false;   // WideTile (fast accumulation, unsplit, no more rounds: see kWideTileRoundSlack)
   int64_t tiles = 0;
   int64_t cluster_tiles = 0;  // tiles side by side in clusters of cluster_blocks (the last may stick out past N)
+  bool shares_b = false;      // the cluster's tiles one above the other, sharing B's tile (WideTile)
   int k_blocks = 0;
   int slices = 1;
   int64_t units = 0;          // cluster tiles x slices
@@ -843,7 +862,9 @@ LaunchPlan plan_launch_with(const GemmArgs& args, const GroupedView& groups) {
   plan.cluster_blocks = T::kClusterBlocks;
   const int64_t m_tiles = (args.m + T::kBlockM - 1) / T::kBlockM, n_tiles = (args.n + T::kBlockN - 1) / T::kBlockN;
   plan.tiles = m_tiles * n_tiles;
-  plan.cluster_tiles = m_tiles * ((n_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks);
+  plan.shares_b = T::kShareB;
+  plan.cluster_tiles = T::kShareB ? ((m_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks) * n_tiles
+                                  : m_tiles * ((n_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks);
   if (groups.grouping == Grouping::kMasked) {
     plan.cluster_tiles = groups.experts * ((groups.capacity + T::kBlockM - 1) / T::kBlockM) *
                          ((n_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks);
@@ -919,8 +940,10 @@ std::string describe_grouped_moe_launch(const GemmArgs& args) {
   why += ": " + std::to_string(plan.slices) + (plan.slices == 1 ? " slice, " : " slices, ") +
          std::to_string(plan.units) + " units";
   if (plan.cluster_blocks > 1) {
-    why += " of " + std::to_string(plan.cluster_blocks) + " tiles side by side, on " + std::to_string(plan.clusters) +
-           " persistent clusters of " + std::to_string(plan.cluster_blocks) + " blocks sharing A's tile (" +
+    why += " of " + std::to_string(plan.cluster_blocks) +
+           (plan.shares_b ? " tiles one above the other, on " : " tiles side by side, on ") +
+           std::to_string(plan.clusters) + " persistent clusters of " + std::to_string(plan.cluster_blocks) +
+           (plan.shares_b ? " blocks sharing B's tile (" : " blocks sharing A's tile (") +
            std::to_string(plan.resident_clusters) + " fit on the GPU at once)";
   } else {
     why += " on " + std::to_string(plan.blocks) + " persistent blocks";
@@ -979,10 +1002,12 @@ Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan, const Gro
   args.b = operands.b;
   args.ldb = operands.ldb;
   CUtensorMap map_a, map_b;
-  // Each block of a cluster loads its part of A's tile: kBoxRowsA rows.
+  // Each block of a cluster loads its part of A's tile (kBoxRowsA rows) or,
+  // where the cluster shares B (the wide tile), of B's (kBoxRowsB rows).
   status = sm90::make_kmajor_tensor_map(&map_a, args.a, args.m, args.k, args.lda, T::kBoxRowsA, kBlockK);
   if (!status.ok()) return status;
-  status = sm90::make_kmajor_tensor_map(&map_b, args.b, args.n * groups.experts, args.k, args.ldb, kBlockN, kBlockK);
+  status =
+      sm90::make_kmajor_tensor_map(&map_b, args.b, args.n * groups.experts, args.k, args.ldb, T::kBoxRowsB, kBlockK);
   if (!status.ok()) return status;
   // D through its buffer and the TMA, in boxes of 64 rows x 128 bytes, where
   // D's rows start and end on 16-byte boundaries (the TMA writes a row in
