@@ -430,19 +430,20 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         for (int kb = u.kb_begin; kb < u.kb_end; ++kb) {
           mbarrier_wait(empty_barriers + 8 * stage, phase ^ 1);
           const uint32_t full = full_barriers + 8 * stage;
-          // The whole stage, zero-filled parts and the partner's half of A included.
+          // The whole stage, zero-filled parts and the partner's half of A or B included.
           mbarrier_arrive_expect_tx(full, kStageBytes);
+          // The shared operand: this block's rows of it, into every block of the cluster.
           constexpr uint16_t kEveryBlock = static_cast<uint16_t>((1u << kCluster) - 1);
-          if constexpr (kCluster > 1 && T::kShareB) {  // A's tile, and this block's rows of B into both blocks
-            tma_load_2d(tiles_a + stage * kTileBytesA, &tensor_map_a, full, kb * kBlockK, u.row);
-            tma_load_2d_multicast(tiles_b + stage * kTileBytesB + walk.rank * T::kBoxBytesB, &tensor_map_b, full,
-                                  kb * kBlockK, u.b_row + walk.rank * T::kBoxRowsB, kEveryBlock);
-          } else if constexpr (kCluster > 1) {  // this block's rows of A, into every block of the cluster
+          if constexpr (kCluster > 1 && !T::kShareB) {
             tma_load_2d_multicast(tiles_a + stage * kTileBytesA + walk.rank * T::kBoxBytesA, &tensor_map_a, full,
                                   kb * kBlockK, u.row + walk.rank * T::kBoxRowsA, kEveryBlock);
-            tma_load_2d(tiles_b + stage * kTileBytesB, &tensor_map_b, full, kb * kBlockK, u.b_row);
           } else {
             tma_load_2d(tiles_a + stage * kTileBytesA, &tensor_map_a, full, kb * kBlockK, u.row);
+          }
+          if constexpr (kCluster > 1 && T::kShareB) {
+            tma_load_2d_multicast(tiles_b + stage * kTileBytesB + walk.rank * T::kBoxBytesB, &tensor_map_b, full,
+                                  kb * kBlockK, u.b_row + walk.rank * T::kBoxRowsB, kEveryBlock);
+          } else {
             tma_load_2d(tiles_b + stage * kTileBytesB, &tensor_map_b, full, kb * kBlockK, u.b_row);
           }
           if (++stage == kStages) {
@@ -837,7 +838,6 @@ struct LaunchPlan {
   bool wide_tile = false;   // WideTile (fast accumulation, unsplit, no more rounds: see kWideTileRoundSlack)
   int64_t tiles = 0;
   int64_t cluster_tiles = 0;  // tiles side by side in clusters of cluster_blocks (the last may stick out past N)
-  bool shares_b = false;      // the cluster's tiles one above the other, sharing B's tile (WideTile)
   int k_blocks = 0;
   int slices = 1;
   int64_t units = 0;          // cluster tiles x slices
@@ -862,7 +862,6 @@ LaunchPlan plan_launch_with(const GemmArgs& args, const GroupedView& groups) {
   plan.cluster_blocks = T::kClusterBlocks;
   const int64_t m_tiles = (args.m + T::kBlockM - 1) / T::kBlockM, n_tiles = (args.n + T::kBlockN - 1) / T::kBlockN;
   plan.tiles = m_tiles * n_tiles;
-  plan.shares_b = T::kShareB;
   plan.cluster_tiles = T::kShareB ? ((m_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks) * n_tiles
                                   : m_tiles * ((n_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks);
   if (groups.grouping == Grouping::kMasked) {
@@ -940,10 +939,11 @@ std::string describe_grouped_moe_launch(const GemmArgs& args) {
   why += ": " + std::to_string(plan.slices) + (plan.slices == 1 ? " slice, " : " slices, ") +
          std::to_string(plan.units) + " units";
   if (plan.cluster_blocks > 1) {
+    const bool shares_b = plan.wide_tile;  // WideTile::kShareB: its cluster stands along M
     why += " of " + std::to_string(plan.cluster_blocks) +
-           (plan.shares_b ? " tiles one above the other, on " : " tiles side by side, on ") +
-           std::to_string(plan.clusters) + " persistent clusters of " + std::to_string(plan.cluster_blocks) +
-           (plan.shares_b ? " blocks sharing B's tile (" : " blocks sharing A's tile (") +
+           (shares_b ? " tiles one above the other, on " : " tiles side by side, on ") + std::to_string(plan.clusters) +
+           " persistent clusters of " + std::to_string(plan.cluster_blocks) +
+           (shares_b ? " blocks sharing B's tile (" : " blocks sharing A's tile (") +
            std::to_string(plan.resident_clusters) + " fit on the GPU at once)";
   } else {
     why += " on " + std::to_string(plan.blocks) + " persistent blocks";
