@@ -7,7 +7,8 @@
 #   checks    fp8gemm --step N --check at a split and an unsplit shape
 #   sanitize  compute-sanitizer memcheck and racecheck on split and unsplit cases
 #   units     memcheck and racecheck where blocks take several units (more tiles
-#             than SMs): exact, and promoted with block scales and FP8 out
+#             than SMs): exact, and promoted with block scales and FP8 out; and
+#             exact at a shape step 12 runs with stream-K
 #   bench     steps 07 to this one beside cuBLASLt on issue 11's shapes and the
 #             split-K shapes (BENCH_STEPS=07,09,... to choose others)
 #   mutants   GPU mutants from test programs built elsewhere (MUTANTS=DIR,
@@ -37,7 +38,7 @@
 #             also hold test_grouped_gpu and fp8gemm_grouped_bench)
 #   ab        the step in two builds, alternating twice (BIN, then AB_BIN: a
 #             folder like BIN built from another commit): each run fp8gemm_bench
-#             on the bench shapes beside its own cuBLASLt ($OUT/ab_A1.json,
+#             on the bench shapes (or AB_SHAPES) beside its own cuBLASLt ($OUT/ab_A1.json,
 #             ab_B1.json, ab_A2.json, ab_B2.json; make_table's `builds` kind
 #             compares two of them), and with AB_VARIANTS=FILTER also the
 #             epilogue variants whose names match FILTER (ab_variants_*.json)
@@ -108,6 +109,7 @@ for phase in "$@"; do
       ;;
     units)
       filter="*ExactTest*${step}_4097x1008x1000:*EpilogueTest*${step}_block_bias_gelu_e4m3_2048x2048x2048*"
+      filter+=":*ExactTest*${step}_2100x1900x600*"  # step 12's stream-K over the last wave
       for tool in memcheck racecheck; do
         for t in test_exact_gpu test_epilogue_gpu; do
           timeout 150 compute-sanitizer --tool $tool "$bin/$t" --gtest_filter="$filter" > "$LOGS/${tool}_units_$t.log" 2>&1
@@ -133,7 +135,7 @@ for phase in "$@"; do
       for round in 1 2; do
         for side in A B; do
           if [ "$side" = A ]; then build="$bin"; else build="${AB_BIN:?AB_BIN=DIR of the second build}"; fi
-          LD_LIBRARY_PATH="$build" timeout 240 "$build/fp8gemm_bench" --steps="$number" --shapes=$shapes \
+          LD_LIBRARY_PATH="$build" timeout 240 "$build/fp8gemm_bench" --steps="$number" --shapes="${AB_SHAPES:-$shapes}" \
             --benchmark_repetitions=3 --benchmark_min_time=0.05 --benchmark_out="$OUT/ab_$side$round.json" \
             --benchmark_out_format=json > "$LOGS/ab_$side$round.log" 2>&1
           echo "ab $side round $round rc=$? ${SECONDS}s"

@@ -105,6 +105,107 @@ TEST(SplitKSlices, KeepsTheMinimumKPerSliceAndTheCap) {
   }
 }
 
+// Stream-K's part: one full wave plus the partial one, where there is a
+// partial wave and it saves enough. The last step's figures with 128 x 128
+// tiles in clusters of two (66 workers on an H200), at least 4 K blocks saved.
+TEST(StreamKTiles, TheLastWaveOnly) {
+  constexpr int64_t kClusters = 66, kMinSaved = 4;
+  // 4096^3: 512 cluster tiles = 7 x 66 + 50, 32 K blocks: 16 x 32 / 66 = 7.8 saved.
+  EXPECT_EQ(stream_k_tiles(512, 32, kClusters, kMinSaved), 66 + 50);
+  // 4096 x 2112 x 7168: 272 = 4 x 66 + 8, 56 K blocks: a tail of 8 tiles for 66.
+  EXPECT_EQ(stream_k_tiles(272, 56, kClusters, kMinSaved), 66 + 8);
+  // 4096 x 32768 x 512: 4096 = 62 x 66 + 4, 4 K blocks: 62 x 4 / 66 = 3.8 saved, too few.
+  EXPECT_EQ(stream_k_tiles(4096, 4, kClusters, kMinSaved), 0);
+  EXPECT_EQ(stream_k_tiles(4096, 4, kClusters, 3), 66 + 4);
+  // Whole waves, or fewer tiles than workers (split-K's case): none.
+  EXPECT_EQ(stream_k_tiles(132, 100, kClusters, kMinSaved), 0);
+  EXPECT_EQ(stream_k_tiles(65, 100, kClusters, kMinSaved), 0);
+  EXPECT_EQ(stream_k_tiles(0, 100, kClusters, kMinSaved), 0);
+  EXPECT_EQ(stream_k_tiles(100, 0, kClusters, kMinSaved), 0);
+  EXPECT_EQ(stream_k_tiles(100, 100, 0, kMinSaved), 0);
+  // The smallest partial wave over a single full one.
+  EXPECT_EQ(stream_k_tiles(67, 100, kClusters, kMinSaved), 67);
+}
+
+// worker_of inverts run_start: the worker whose run holds each K block.
+TEST(StreamK, WorkerOfFindsTheRunHoldingEachKBlock) {
+  for (int64_t total : {1, 7, 66, 67, 131, 1000, 4096}) {
+    for (int64_t workers : {1, 2, 7, 66, 132}) {
+      for (int64_t w = 0; w < workers; ++w) {
+        const int64_t first = stream_k_run_start(total, workers, w), end = stream_k_run_start(total, workers, w + 1);
+        for (int64_t b = first; b < end; ++b) {
+          ASSERT_EQ(stream_k_worker_of(total, workers, b), w) << "block " << b << " of " << total;
+        }
+      }
+    }
+  }
+}
+
+// Every K block of every stream-K tile is summed by exactly one piece; a
+// tile's pieces are numbered 0, 1, ... in K order (which is worker order)
+// and agree on how many there are; a worker's pieces are its tiles in K
+// order; runs differ by at most one K block; with at least as many tiles as
+// workers (what stream_k_tiles gives), a tile has at most 2 pieces and a
+// worker at most 3. The 32-bit arithmetic gives the same pieces.
+TEST(StreamK, PiecesCoverEveryKBlockOnceAndNumberThemselves) {
+  for (int64_t workers : {1, 2, 3, 7, 66, 132}) {
+    for (int64_t rest : {int64_t{0}, int64_t{1}, workers / 2, workers - 1}) {
+      const int64_t sk_tiles = workers + rest;
+      for (int64_t k_blocks : {1, 2, 3, 4, 8, 32, 56, 127}) {
+        std::vector<int> owner(static_cast<size_t>(sk_tiles * k_blocks), -1);
+        std::vector<int> pieces_seen(static_cast<size_t>(sk_tiles), 0), pieces_said(static_cast<size_t>(sk_tiles), 0);
+        int64_t shortest = sk_tiles * k_blocks, longest = 0;
+        for (int64_t w = 0; w < workers; ++w) {
+          const int count = stream_k_piece_count(sk_tiles, k_blocks, workers, w);
+          ASSERT_GE(count, 1);
+          ASSERT_LE(count, 3) << workers << " workers, " << sk_tiles << " tiles of " << k_blocks;
+          EXPECT_EQ(stream_k_piece_count<int>(static_cast<int>(sk_tiles), static_cast<int>(k_blocks),
+                                              static_cast<int>(workers), static_cast<int>(w)),
+                    count);
+          int64_t run = 0, last_tile = -1;
+          for (int j = 0; j < count; ++j) {
+            const StreamKPiece p = stream_k_piece(sk_tiles, k_blocks, workers, w, j);
+            const StreamKPiece narrow = stream_k_piece<int>(static_cast<int>(sk_tiles), static_cast<int>(k_blocks),
+                                                            static_cast<int>(workers), static_cast<int>(w), j);
+            EXPECT_EQ(narrow.tile, p.tile);
+            EXPECT_EQ(narrow.blocks.first, p.blocks.first);
+            EXPECT_EQ(narrow.blocks.count, p.blocks.count);
+            EXPECT_EQ(narrow.piece, p.piece);
+            EXPECT_EQ(narrow.pieces, p.pieces);
+            ASSERT_GE(p.tile, 0);
+            ASSERT_LT(p.tile, sk_tiles);
+            EXPECT_GT(p.tile, last_tile) << "a worker's tiles in K order";
+            last_tile = p.tile;
+            ASSERT_GE(p.blocks.count, 1);
+            ASSERT_LE(p.blocks.first + p.blocks.count, k_blocks);
+            ASSERT_LE(p.pieces, 2) << workers << " workers, " << sk_tiles << " tiles of " << k_blocks;
+            ASSERT_LT(p.piece, p.pieces);
+            const size_t t = static_cast<size_t>(p.tile);
+            EXPECT_EQ(p.piece, pieces_seen[t]) << "tile " << p.tile << "'s pieces in K order";
+            if (pieces_seen[t] > 0) {
+              EXPECT_EQ(p.pieces, pieces_said[t]);
+            }
+            pieces_said[t] = p.pieces;
+            ++pieces_seen[t];
+            for (int64_t kb = p.blocks.first; kb < p.blocks.first + p.blocks.count; ++kb) {
+              const size_t b = static_cast<size_t>(p.tile * k_blocks + kb);
+              EXPECT_EQ(owner[b], -1) << "tile " << p.tile << " K block " << kb << " in two pieces";
+              owner[b] = static_cast<int>(w);
+            }
+            run += p.blocks.count;
+          }
+          shortest = std::min(shortest, run);
+          longest = std::max(longest, run);
+        }
+        for (int o : owner) ASSERT_GE(o, 0) << "a K block in no piece";
+        for (size_t t = 0; t < pieces_seen.size(); ++t) EXPECT_EQ(pieces_seen[t], pieces_said[t]) << "tile " << t;
+        EXPECT_LE(longest - shortest, 1);
+        EXPECT_GE(shortest, k_blocks) << "every run at least a tile long";
+      }
+    }
+  }
+}
+
 // The partials are added in slice order, one FP32 addition at a time: with
 // values where the order changes the rounding, the result is that of
 // ((p0 + p1) + p2) + ..., and slices at or beyond `slices` are not read.

@@ -84,6 +84,104 @@ FP8GEMM_HOST_DEVICE inline float sum_slices_in_order(int slices, Partial&& parti
   return sum;
 }
 
+/// Stream-K for the last wave of a persistent GEMM. With `tiles` tiles of
+/// `k_blocks` K blocks each on `workers` persistent workers (blocks, or
+/// clusters), tiles = q * workers + rest: q full waves, then `rest` tiles
+/// for `workers` workers, the others idle for a whole tile's time. Stream-K
+/// (Osama et al., 2023) cuts the tail by K instead of by tiles: the first
+/// (q - 1) * workers tiles go round as before (data-parallel), and the last
+/// workers + rest tiles, their K blocks laid end to end (tile by tile),
+/// are dealt out in `workers` contiguous runs as equal as they can be. Each
+/// worker then sums (workers + rest) / workers tiles' worth of K blocks
+/// instead of two tiles' worth (one, for those that got no tile of the last
+/// wave), and a tile a run boundary falls inside is shared by two workers,
+/// whose partial sums are added in a workspace in piece order.
+///
+/// How many tiles the stream-K part has: workers + rest, or 0 (all
+/// data-parallel) where there is no partial wave (rest == 0, or fewer tiles
+/// than workers: split-K's case) or where it would save each worker fewer
+/// than `min_saved_k_blocks` K blocks ((workers - rest) * k_blocks /
+/// workers), too few to pay for writing and reading the partial sums.
+/// Every run then has at least k_blocks K blocks, so a tile has at most two
+/// pieces and a worker at most three.
+FP8GEMM_HOST_DEVICE inline int64_t stream_k_tiles(int64_t tiles, int64_t k_blocks, int64_t workers,
+                                                  int64_t min_saved_k_blocks) {
+  if (workers <= 0 || k_blocks <= 0 || tiles < workers) return 0;
+  const int64_t rest = tiles % workers;
+  if (rest == 0 || (workers - rest) * k_blocks < min_saved_k_blocks * workers) return 0;
+  return workers + rest;
+}
+
+/// One worker's share of a stream-K tile: the tile (numbered from 0 within
+/// the stream-K part), the K blocks of it the worker sums, and which of the
+/// tile's pieces that is (0 holds its first K block).
+struct StreamKPiece {
+  int64_t tile = 0;    ///< The tile, 0 <= tile < the stream-K part's tiles.
+  KBlockRange blocks;  ///< Its K blocks this worker sums ([first, first + count) of the tile's).
+  int piece = 0;       ///< This piece's number in the tile, in K order.
+  int pieces = 1;      ///< How many workers share the tile.
+};
+
+/// The first K block (of all the stream-K tiles' laid end to end) of
+/// worker `worker`'s run: floor(worker * total / workers).
+template <class Int = int64_t>
+FP8GEMM_HOST_DEVICE inline Int stream_k_run_start(typename Exactly<Int>::type total,
+                                                  typename Exactly<Int>::type workers,
+                                                  typename Exactly<Int>::type worker) {
+  return worker * total / workers;
+}
+
+/// The worker whose run holds K block `block` of the `total` laid end to
+/// end: the largest w with stream_k_run_start(w) <= block, that is
+/// floor(((block + 1) * workers - 1) / total).
+template <class Int = int64_t>
+FP8GEMM_HOST_DEVICE inline Int stream_k_worker_of(typename Exactly<Int>::type total,
+                                                  typename Exactly<Int>::type workers,
+                                                  typename Exactly<Int>::type block) {
+  return ((block + 1) * workers - 1) / total;
+}
+
+/// How many tiles worker `worker`'s run touches (its pieces): 0 for an empty
+/// run (more workers than K blocks), otherwise 1 to 3 when the stream-K part
+/// has at least `workers` tiles (see stream_k_tiles).
+template <class Int = int64_t>
+FP8GEMM_HOST_DEVICE inline int stream_k_piece_count(typename Exactly<Int>::type sk_tiles,
+                                                    typename Exactly<Int>::type k_blocks,
+                                                    typename Exactly<Int>::type workers,
+                                                    typename Exactly<Int>::type worker) {
+  const Int total = sk_tiles * k_blocks;
+  const Int first = stream_k_run_start<Int>(total, workers, worker);
+  const Int end = stream_k_run_start<Int>(total, workers, worker + 1);
+  return end == first ? 0 : static_cast<int>((end - 1) / k_blocks - first / k_blocks + 1);
+}
+
+/// Piece `j` (0 <= j < stream_k_piece_count) of worker `worker`'s run: its
+/// tiles in K order, so a worker ends one tile before it starts the next.
+/// The arithmetic is done in `Int`: a kernel asking for int must keep
+/// sk_tiles * k_blocks * workers below 2^31 (its launcher checks).
+template <class Int = int64_t>
+FP8GEMM_HOST_DEVICE inline StreamKPiece stream_k_piece(typename Exactly<Int>::type sk_tiles,
+                                                       typename Exactly<Int>::type k_blocks,
+                                                       typename Exactly<Int>::type workers,
+                                                       typename Exactly<Int>::type worker, int j) {
+  const Int total = sk_tiles * k_blocks;
+  const Int first = stream_k_run_start<Int>(total, workers, worker);
+  const Int end = stream_k_run_start<Int>(total, workers, worker + 1);
+  const Int tile = first / k_blocks + j;
+  const Int tile_first = tile * k_blocks, tile_end = tile_first + k_blocks;
+  const Int begin = first > tile_first ? first : tile_first;
+  const Int stop = end < tile_end ? end : tile_end;
+  const Int first_worker = stream_k_worker_of<Int>(total, workers, tile_first);
+  const Int last_worker = stream_k_worker_of<Int>(total, workers, tile_end - 1);
+  StreamKPiece p;
+  p.tile = tile;
+  p.blocks.first = begin - tile_first;
+  p.blocks.count = stop - begin;
+  p.piece = static_cast<int>(worker - first_worker);
+  p.pieces = static_cast<int>(last_worker - first_worker + 1);
+  return p;
+}
+
 /// A run of rows of a block tile: [first, first + count).
 struct RowRange {
   int first = 0;  ///< The first row of the run.
