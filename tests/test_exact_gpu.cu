@@ -153,10 +153,6 @@ std::vector<GemmShape> exact_cases() {
   cases.push_back(gemm(255, 1000, 1008, kFP32, kE5M2Fnuz, kE5M2Fnuz));
   cases.push_back(gemm(255, 1000, 1008, kBF16, kE4M3Fnuz, kE5M2Fnuz));
   cases.push_back(gemm(255, 1000, 1008, kFP32, kE4M3, kE4M3Fnuz));
-  // Stream-K on step 12: 136 cluster tiles of 2 x 128 x 128 for 66 clusters, 5 K blocks each (the
-  // last 88 deep): one whole tile per cluster, then the last 70 tiles' 350 K blocks in runs of 5
-  // or 6, most tiles in two pieces added in the workspace; the last column of tiles past N.
-  cases.push_back(gemm(2100, 1900, 600, kBF16));
   return cases;
 }
 
@@ -170,11 +166,10 @@ std::vector<GemmShape> exact_padded_cases() {
 // 1793 x 1056 x 1000 takes step 12's 128 x 256 tile of fast accumulation (1 round of 40 clusters
 // against 2 of 128 x 128): its last row of tiles is one row deep and that tile's cluster partner
 // (its clusters stand along M) lies past M; its last column of tiles is 32 columns wide, three of
-// its four BF16 boxes wholly past N. 2100 x 1900 x 600 stays on 128 x 128 there, with stream-K
-// (see exact_cases).
+// its four BF16 boxes wholly past N.
 std::vector<GemmShape> exact_fast_cases() {
-  return {gemm(64, 2112, 7168, kFP32),  gemm(64, 2112, 7168, kBF16),   gemm(255, 1000, 1008, kFP32),
-          gemm(128, 256, 16384, kFP32), gemm(1793, 1056, 1000, kBF16), gemm(2100, 1900, 600, kBF16)};
+  return {gemm(64, 2112, 7168, kFP32), gemm(64, 2112, 7168, kBF16), gemm(255, 1000, 1008, kFP32),
+          gemm(128, 256, 16384, kFP32), gemm(1793, 1056, 1000, kBF16)};
 }
 
 // -----------------------------------------------------------------------------

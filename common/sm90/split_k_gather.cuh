@@ -25,16 +25,13 @@ namespace sm90 {
 /// depends on which block came last) into `partial`, resets the counter for
 /// the next launch, and returns true: it runs the epilogue. The others return
 /// false. `last_block` is a flag in shared memory; `barrier` a named barrier
-/// of the consumer threads. The workspace holds `slots_per_tile` slices' sums
-/// per tile (0: `slices`, every tile cut alike; stream-K's tiles have one or
-/// two pieces each, in two slots).
+/// of the consumer threads.
 template <int kAccumulators, int kConsumerThreads, int kMaxSlices>
 __device__ __forceinline__ bool gather_in_workspace(float (&partial)[kAccumulators], float* workspace,
                                                     unsigned* counters, int64_t tile, int slices, int slice,
-                                                    bool* last_block, int barrier, int slots_per_tile = 0) {
-  const int64_t slots = slots_per_tile > 0 ? slots_per_tile : slices;
+                                                    bool* last_block, int barrier) {
   const auto slice_sums = [&](int s) {
-    return workspace + (tile * slots + s) * int64_t{kAccumulators} * kConsumerThreads;
+    return workspace + (tile * slices + s) * int64_t{kAccumulators} * kConsumerThreads;
   };
   float* mine = slice_sums(slice);
 #pragma unroll

@@ -95,12 +95,6 @@ constexpr bool kStoreThroughTma = true;
 // Split-K (step 08's heuristic): at most 8 slices, at least 12 K blocks each.
 constexpr int kMaxSlices = 8;
 constexpr int kMinKBlocksPerSlice = 12;
-// Stream-K for the last wave (the chapter's "Stream-K for the last wave"):
-// where the tiles fill the GPU but leave a partial last wave, and spreading
-// it saves each cluster at least this many K blocks (stream_k_tiles). A
-// stream-K tile has at most two pieces: two slots of partial sums each.
-constexpr int kStreamKMinSavedKBlocks = 4;
-constexpr int kStreamKSlots = 2;
 // Small M: 64 x 64 tiles for M <= 64 (step 08), and for a plain GEMM of M <=
 // 128 whose 128 x 128 tiles would be cut into more than 2 slices of K, whose
 // 64 KB partial sums a tile's last block then adds up alone (the chapter's
@@ -252,8 +246,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
                                 const __grid_constant__ CUtensorMap tensor_map_b,
                                 const __grid_constant__ CUtensorMap tensor_map_d, GemmArgs args,
                                 const __grid_constant__ GroupedView groups, bool store_through_tma, int slices,
-                                int stream_k_tiles, float* workspace, unsigned* counters, float inverse_d_scale,
-                                bool d_pairs_aligned) {
+                                float* workspace, unsigned* counters, float inverse_d_scale, bool d_pairs_aligned) {
 #if FP8GEMM_SM90A_DEVICE
   using namespace sm90;
   // The tile's shape and what follows from it (struct Tile).
@@ -296,10 +289,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // Cluster c (blocks kCluster c ..) takes units c, c + clusters, ...; the
   // block of rank r in it takes tile r of each cluster tile. The producer and
   // the consumers of both blocks walk the same list, each at its own pace.
-  // With stream-K (a split kernel, stream_k_tiles > 0, slices 1) the last
-  // stream_k_tiles cluster tiles are not dealt out whole: after its share of
-  // the others, cluster c takes its run of their K blocks (stream_k_piece,
-  // common/device/split_k.h), one to three pieces of consecutive tiles.
   // In 32-bit arithmetic (the launcher has checked that every number fits):
   // a 64-bit division is a call, and a call would keep ptxas from giving the
   // consumers the registers setmaxnreg gives them (see kConsumerRegisters).
@@ -312,7 +301,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     int rank;                        // this block's in its cluster
     int cluster_tiles;               // of the whole GEMM (masked: of every expert)
     int units;                       // this cluster's
-    int whole_units;                 // of them, whole tiles (slices); the rest are stream-K pieces
   };
   const auto make_walk = [&] {
     Walk w;
@@ -326,21 +314,12 @@ __global__ void __launch_bounds__(T::kThreads, 1)
                           ? masked_tile_count<int>(expert_rows, groups.experts, kBlockM, w.cluster_n_tiles)
                           : w.cluster_m_tiles * w.cluster_n_tiles;
     w.units = persistent_tile_count<int>(w.cluster_tiles * slices, gridDim.x / kCluster, blockIdx.x / kCluster);
-    w.whole_units = w.units;
-    if (kSplit && stream_k_tiles > 0) {
-      w.whole_units =
-          persistent_tile_count<int>(w.cluster_tiles - stream_k_tiles, gridDim.x / kCluster, blockIdx.x / kCluster);
-      w.units = w.whole_units +
-                stream_k_piece_count<int>(stream_k_tiles, w.k_blocks, gridDim.x / kCluster, blockIdx.x / kCluster);
-    }
     return w;
   };
   struct Unit {
     int m_block, n_block;         // n_block >= n_tiles: past N (the cluster tile sticks out)
     int tile;                     // cluster tile * kCluster + rank: this block's tile's split-K sums and counter
-                                  // (stream-K: the tile's number in the stream-K part * kCluster + rank)
-    int slice, kb_begin, kb_end;  // this unit's K blocks: k_slice(k_blocks, slices, slice), or a stream-K piece's
-    int pieces;                   // how many units share the tile (slices, or a stream-K tile's pieces)
+    int slice, kb_begin, kb_end;  // this unit's K blocks: k_slice(k_blocks, slices, slice)
     // Where the tile is, for a grouped GEMM (a plain one: expert 0, row
     // m_block * kBlockM, B's row n_block * kBlockN, rows_end M).
     int expert;
@@ -350,24 +329,11 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     int rows_end;  // masked: the row past the expert's valid rows (contiguous: the epilogue finds it)
   };
   const auto unit_of = [&](const Walk& w, int i) {
+    const int number = persistent_tile_number<int>(gridDim.x / kCluster, blockIdx.x / kCluster, i);
     Unit u;
-    const bool stream_k_unit = kSplit && i >= w.whole_units;
-    StreamKPiece piece;
-    int cluster_tile;
-    if (stream_k_unit) {
-      piece = stream_k_piece<int>(stream_k_tiles, w.k_blocks, gridDim.x / kCluster, blockIdx.x / kCluster,
-                                  i - w.whole_units);
-      cluster_tile = w.cluster_tiles - stream_k_tiles + static_cast<int>(piece.tile);
-      u.slice = piece.piece;
-      u.pieces = piece.pieces;
-      u.tile = static_cast<int>(piece.tile) * kCluster + w.rank;
-    } else {
-      const int number = persistent_tile_number<int>(gridDim.x / kCluster, blockIdx.x / kCluster, i);
-      cluster_tile = number / slices;
-      u.slice = number - cluster_tile * slices;
-      u.pieces = slices;
-      u.tile = cluster_tile * kCluster + w.rank;
-    }
+    const int cluster_tile = number / slices;
+    u.slice = number - cluster_tile * slices;
+    u.tile = cluster_tile * kCluster + w.rank;
     u.expert = 0;
     u.padding = false;
     if (grouping == Grouping::kMasked) {  // the experts' tiles one expert after another
@@ -395,7 +361,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       }
     }
     u.b_row = (u.padding ? 0 : u.expert) * static_cast<int>(args.n) + u.n_block * kBlockN;
-    const KBlockRange range = stream_k_unit ? piece.blocks : k_slice<int>(w.k_blocks, slices, u.slice);
+    const KBlockRange range = k_slice<int>(w.k_blocks, slices, u.slice);
     u.kb_begin = static_cast<int>(range.first);
     u.kb_end = static_cast<int>(range.first + range.count);
     return u;
@@ -719,10 +685,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       // for the partner's sake (its B or A zeros): nothing to add or store.
       if (kCluster > 1 && (T::kShareB ? u.m_block >= walk.m_tiles : u.n_block >= walk.n_tiles)) return;
       if constexpr (kSplit) {  // ---- split-K: the last of the tile's units goes on, the others take their next
-        // (A stream-K tile in one piece, or a whole one, has nothing to add.)
-        if (u.pieces > 1 && !gather_in_workspace<kAccumulators, kConsumerWarpgroups * kWarpgroupThreads, kMaxSlices>(
-                                sums, workspace, counters, u.tile, u.pieces, u.slice, &last_block, kPartialBarrier,
-                                stream_k_tiles > 0 ? kStreamKSlots : slices))
+        if (!gather_in_workspace<kAccumulators, kConsumerWarpgroups * kWarpgroupThreads, kMaxSlices>(
+                sums, workspace, counters, u.tile, slices, u.slice, &last_block, kPartialBarrier))
           return;
       }
       // ---- epilogue, while the producer already loads the next unit's tiles.
@@ -793,7 +757,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 }
 
 using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, GemmArgs, GroupedView, bool,
-                                int, int, float*, unsigned*, float, bool);
+                                int, float*, unsigned*, float, bool);
 
 // The kernel for one tile shape, pair of formats (e4m3 or e5m2 each),
 // accumulation mode, and kind of units; nullptr for a kernel the tile does
@@ -876,11 +840,10 @@ struct LaunchPlan {
   int64_t cluster_tiles = 0;  // tiles side by side in clusters of cluster_blocks (the last may stick out past N)
   int k_blocks = 0;
   int slices = 1;
-  int64_t stream_k_tiles = 0;  // cluster tiles dealt out by K blocks at the end (stream_k_tiles()); 0: none
-  int64_t units = 0;           // cluster tiles x slices
-  int64_t clusters = 0;        // min(units, resident_clusters)
-  int resident_clusters = 0;   // how many the GPU runs at once (cudaOccupancyMaxActiveClusters); 0: no GPU
-  int64_t blocks = 0;          // the grid: clusters x cluster_blocks
+  int64_t units = 0;          // cluster tiles x slices
+  int64_t clusters = 0;       // min(units, resident_clusters)
+  int resident_clusters = 0;  // how many the GPU runs at once (cudaOccupancyMaxActiveClusters); 0: no GPU
+  int64_t blocks = 0;         // the grid: clusters x cluster_blocks
   int tile_m = 0, tile_n = 0, cluster_blocks = 1;
   int sm_count = 0;  // 0: no GPU to count SMs on
 };
@@ -918,14 +881,6 @@ LaunchPlan plan_launch_with(const GemmArgs& args, const GroupedView& groups) {
   plan.resident_clusters = plan.sm_count > 0 ? max_active_clusters<T>() : 0;
   plan.clusters = std::min<int64_t>(plan.units, std::max(plan.resident_clusters, 1));
   plan.blocks = plan.clusters * T::kClusterBlocks;
-  // Stream-K over the last wave, for a plain GEMM that fills the GPU and is
-  // not split (nor asked to be: --split-k 1 turns it off), on a tile with
-  // split kernels (not the wide one). The kernel's arithmetic is 32-bit.
-  if (groups.grouping == Grouping::kNone && args.split_k == 0 && plan.slices == 1 && plan.resident_clusters > 0 &&
-      T::kHasKernels != TileKernels::kFastPlain) {
-    const int64_t sk = stream_k_tiles(plan.cluster_tiles, plan.k_blocks, plan.clusters, kStreamKMinSavedKBlocks);
-    if (sk * plan.k_blocks * plan.clusters <= 0x7FFFFFFF) plan.stream_k_tiles = sk;
-  }
   return plan;
 }
 
@@ -983,14 +938,6 @@ std::string describe_grouped_moe_launch(const GemmArgs& args) {
   }
   why += ": " + std::to_string(plan.slices) + (plan.slices == 1 ? " slice, " : " slices, ") +
          std::to_string(plan.units) + " units";
-  if (plan.stream_k_tiles > 0) {
-    const int64_t whole = plan.cluster_tiles - plan.stream_k_tiles, blocks = plan.stream_k_tiles * plan.k_blocks;
-    const int64_t shortest = blocks / plan.clusters, longest = (blocks + plan.clusters - 1) / plan.clusters;
-    why += " (stream-K: " + std::to_string(whole) + " cluster tiles whole, " + std::to_string(whole / plan.clusters) +
-           " per cluster, then the last " + std::to_string(plan.stream_k_tiles) + "'s " + std::to_string(blocks) +
-           " K blocks dealt out to the clusters in runs of " + std::to_string(shortest) +
-           (longest > shortest ? " or " + std::to_string(longest) : std::string()) + ")";
-  }
   if (plan.cluster_blocks > 1) {
     const bool shares_b = plan.wide_tile;  // WideTile::kShareB: its cluster stands along M
     why += " of " + std::to_string(plan.cluster_blocks) +
@@ -1004,7 +951,7 @@ std::string describe_grouped_moe_launch(const GemmArgs& args) {
   if (plan.sm_count == 0) why += " (no GPU to count SMs on)";
   if (!operand_rows_aligned(args, 16)) why += "; A or B copied first to rows on 16-byte boundaries";
   return "split_k " + std::to_string(plan.slices) + " (" + why + ")" +
-         (plan.slices > 1 || plan.stream_k_tiles > 0 ? ", added in a workspace" : "");
+         (plan.slices > 1 ? ", added in a workspace" : "");
 }
 
 // The launch with tile shape T, as plan_launch() chose it.
@@ -1083,7 +1030,7 @@ Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan, const Gro
   const bool block_scales = has_block_scales(args);
   status = refuse_block_scales_without_promotion(args);
   if (!status.ok()) return status;
-  const bool split = plan.slices > 1 || plan.stream_k_tiles > 0;
+  const bool split = plan.slices > 1;
   const Units units = groups.grouping != Grouping::kNone ? Units::kGroupedTiles
                       : split                            ? Units::kSplitTiles
                                                          : Units::kTiles;
@@ -1107,12 +1054,9 @@ Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan, const Gro
   if (split) {
     // Numbered by cluster tile x cluster_blocks + rank: a tile past N has a
     // number (never used) too.
-    // (Stream-K: only its part's tiles, kStreamKSlots slices each.)
-    const int64_t numbered_tiles =
-        (plan.stream_k_tiles > 0 ? plan.stream_k_tiles : plan.cluster_tiles) * T::kClusterBlocks;
-    const int64_t slots = plan.stream_k_tiles > 0 ? kStreamKSlots : plan.slices;
+    const int64_t numbered_tiles = plan.cluster_tiles * T::kClusterBlocks;
     constexpr size_t kSumsPerUnit = size_t{kBlockM} * kBlockN;  // one FP32 sum per element of the tile
-    status = split_k_workspace(args.stream, static_cast<size_t>(numbered_tiles * slots) * kSumsPerUnit,
+    status = split_k_workspace(args.stream, static_cast<size_t>(numbered_tiles * plan.slices) * kSumsPerUnit,
                                static_cast<size_t>(numbered_tiles), &workspace, &counters);
     if (!status.ok()) return status;
   }
@@ -1127,8 +1071,8 @@ Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan, const Gro
   config.attrs = &cluster;
   config.numAttrs = 1;
   const cudaError_t launched =
-      cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_d, args, groups, store_through_tma, plan.slices,
-                         static_cast<int>(plan.stream_k_tiles), workspace, counters,
+      cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_d, args, groups, store_through_tma, plan.slices, workspace,
+                         counters,
                          1.0f / args.d_scale,  // FP8 D: y / d_scale as y * this (a division on the GPU is a call)
                          d_pairs_aligned);
   if (launched != cudaSuccess) {
