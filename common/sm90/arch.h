@@ -106,6 +106,13 @@ __device__ __forceinline__ uint32_t shared_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
+/// `value`, as lane 0 of the calling warp holds it, from a register the
+/// compiler cannot recompute. The compiler may rematerialize a cheap value
+/// (a shared address, built from the block's ID in its cluster) at every use
+/// instead of keeping it live; a value that came through a shuffle is one it
+/// must keep. For a value equal in every lane; all 32 lanes must call it.
+__device__ __forceinline__ uint32_t kept_in_register(uint32_t value) { return __shfl_sync(0xFFFFFFFFu, value, 0); }
+
 /// Lowers (kDecrease) or raises the register budget of every thread of the
 /// calling warpgroup to `kRegisters` (a multiple of 8, 24..256). All threads
 /// of the warpgroup must execute it. Lets producer warps give registers to

@@ -517,7 +517,11 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // cluster (S2UR SR_CgaCtaId) and builds the address from it: a chain of
   // dependent instructions that Nsight Compute's stall samples found in
   // front of every stage wait and every release when it was redone there.
-  const uint32_t full_barriers = shared_address(full_barrier), empty_barriers = shared_address(empty_barrier);
+  // Computed once in the source is not enough: the compiler redid the chain
+  // at each wait anyway, rather than keep two registers live, until the
+  // addresses came through kept_in_register().
+  const uint32_t full_barriers = kept_in_register(shared_address(full_barrier));
+  const uint32_t empty_barriers = kept_in_register(shared_address(empty_barrier));
   // The partner's empty barriers, in the cluster's shared-memory window.
   const uint32_t partner_empty_barriers =
       kCluster > 1 ? cluster_shared_address(empty_barriers, (walk.rank + 1) % kCluster) : 0u;
