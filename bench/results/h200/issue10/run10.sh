@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # issue 10 run 10: the small tile 64 x 32 in clusters of two sharing A (build "narrow":
 # run10_narrow_tile.patch on 18be982) against 18be982's 64 x 64 tile without a cluster.
+# A record of what ran: it ran as build-carry/run37.sh from the repository root (hence the cd),
+# with its programs in build-carry/carry*.tar.xz, which is not committed.
 set -u
 cd "$(dirname "$0")/.."
 mkdir -p /tmp/c && tar -xJf build-carry/carry37.tar.xz -C /tmp/c

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # issue 10 run 11: the rest of each small-tile unit's B asked of the L2 (build "prefetch":
 # run11_l2_prefetch.patch on 18be982) against 18be982.
+# A record of what ran: it ran as build-carry/run38.sh from the repository root (hence the cd),
+# with its programs in build-carry/carry*.tar.xz, which is not committed.
 set -u
 cd "$(dirname "$0")/.."
 mkdir -p /tmp/c && tar -xJf build-carry/carry38.tar.xz -C /tmp/c

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # issue 10 run 12: Nsight Compute's full set on one decode launch (64 x 2112 x 7168) of step 12
 # at 18be982 and on cuBLASLt's kernels of one call, for comparing their memory traffic.
+# A record of what ran: it ran as build-carry/run39.sh from the repository root (hence the cd),
+# with its programs in build-carry/carry*.tar.xz, which is not committed.
 set -u
 cd "$(dirname "$0")/.."
 mkdir -p /tmp/c && tar -xJf build-carry/carry38.tar.xz -C /tmp/c

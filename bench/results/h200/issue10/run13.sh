@@ -2,6 +2,8 @@
 # issue 10 run 13: the small tile's ring as deep as shared memory allows (208 KB): B = 64 x 64
 # with 13 stages (10 before, run13_deep_ring.patch), C = run 10's 64 x 32 tile in pairs with 17
 # stages (13 before, run13_narrow_deep_ring.patch), each against 18be982 (A), alternating.
+# A record of what ran: it ran as build-carry/run40.sh from the repository root (hence the cd),
+# with its programs in build-carry/carry*.tar.xz, which is not committed.
 set -u
 cd "$(dirname "$0")/.."
 mkdir -p /tmp/c && tar -xJf build-carry/carry40.tar.xz -C /tmp/c

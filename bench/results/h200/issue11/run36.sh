@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # issue 11 run 36: the producer's barrier bases kept in registers too (run36_producer.patch on
 # 3a0e879, build "producer") against 3a0e879's build (labelled 98d94d9+pinned).
+# A record of what ran: it ran as build-carry/run36.sh from the repository root (hence the cd),
+# with its programs in build-carry/carry*.tar.xz, which is not committed.
 set -u
 cd "$(dirname "$0")/.."
 mkdir -p /tmp/c && tar -xJf build-carry/carry36.tar.xz -C /tmp/c
