@@ -78,10 +78,12 @@ const std::vector<Variant>& variants() {
 }
 
 // Shapes: aligned, ragged M and N with K not a multiple of 128 (a partial
-// last scale group), decode, and one large square (checked on sampled rows).
+// last scale group), the same with M between 64 and 128 (where a step may
+// take a tile of 128 rows and narrower columns: step 12's 128 x 64), decode,
+// and one large square (checked on sampled rows).
 const std::vector<GemmShape>& shapes() {
-  static const std::vector<GemmShape> list = {
-      {256, 512, 1024}, {255, 1000, 1008}, {64, 2112, 7168}, {1, 2112, 7168}, {2048, 2048, 2048}};
+  static const std::vector<GemmShape> list = {{256, 512, 1024}, {255, 1000, 1008}, {100, 1000, 1008},
+                                              {64, 2112, 7168}, {1, 2112, 7168},   {2048, 2048, 2048}};
   return list;
 }
 

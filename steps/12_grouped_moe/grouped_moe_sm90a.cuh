@@ -36,7 +36,8 @@
 // accumulator sets for the promotion, block scales loaded two K blocks ahead,
 // D through shared memory and the TMA, the amax once per block. New beside
 // the groups: six stages for the plain GEMMs where static shared memory
-// allows, and a 128 x 256 tile for fast accumulation (WideTile).
+// allows, a 128 x 256 tile for fast accumulation (WideTile), and a 128 x 64
+// tile for plain GEMMs of up to 128 rows (MediumTile).
 //
 // Requires sm_90a; the chapter (README.md) explains every piece.
 //
@@ -104,6 +105,12 @@ constexpr int kSmallTileMaxM = 64;
 constexpr int kSmallTileMaxSplitM = 128;
 constexpr int kLargeTileMaxSlices = 2;
 constexpr int kSmallTileN = 64;
+// M <= 128 otherwise: the 128 x 64 tile (MediumTile) where it does less work
+// per cluster than 128 x 128 (plan_launch; the chapter's measurement:
+// 128 x 7168 x 2048 1.12x, 128 x 24576 x 1536 and 128 x 7168 x 16384 1.06x as
+// fast). Not above: its m64n64 wgmmas read shared memory at its limit, and
+// 1024 x 1024 x 16384 ran 1.08x as slow on it.
+constexpr int kMediumTileMaxM = 128;
 // The grouped order: 8 rows of cluster tiles per group. A wave of 66
 // clusters then covers 8 rows x about 8 columns of 128 x 256 cluster tiles,
 // as step 10's wave of 132 blocks covered 8 x 17 tiles of 128 x 128.
@@ -212,13 +219,17 @@ using LargeTile = Tile<128, 128, 2, TileKernels::kBlockScalesOrGroups>;
 // wider tile for fast accumulation").
 using WideTile = Tile<128, 256, 2, TileKernels::kFastPlain>;
 using SmallTile = Tile<64, kSmallTileN, 1>;  // M <= kSmallTileMaxM: no cluster
-constexpr int kScalesAhead = 2;              // K blocks of block scales the loader has in flight
-constexpr int kScaleLoaderWarp = 1;          // the producer warpgroup's warp that copies the block scales
-constexpr int kAmaxBarrier = 1;              // the named barrier of the consumers' amax reduction
-constexpr int kStoreBarrier = 2;             // + w: warpgroup w's, around its TMA store
-constexpr int kPartialBarrier = 4;           // the consumers', around a split-K unit's count
-constexpr int kRowsBarrier = 5;              // + w: warpgroup w's, counting its valid rows (contiguous layout)
-constexpr int kCountsBarrier = 7;            // the whole block's, after the masked layout's counts are copied
+// Up to 128 rows where the 128 x 128 tile leaves clusters idle: 128 x 64 in
+// clusters of two sharing A, for plain GEMMs without block scales (the
+// chapter's "A 128 x 64 tile for M up to 128").
+using MediumTile = Tile<128, 64, 2, TileKernels::kPlainWithoutBlockScales>;
+constexpr int kScalesAhead = 2;      // K blocks of block scales the loader has in flight
+constexpr int kScaleLoaderWarp = 1;  // the producer warpgroup's warp that copies the block scales
+constexpr int kAmaxBarrier = 1;      // the named barrier of the consumers' amax reduction
+constexpr int kStoreBarrier = 2;     // + w: warpgroup w's, around its TMA store
+constexpr int kPartialBarrier = 4;   // the consumers', around a split-K unit's count
+constexpr int kRowsBarrier = 5;      // + w: warpgroup w's, counting its valid rows (contiguous layout)
+constexpr int kCountsBarrier = 7;    // the whole block's, after the masked layout's counts are copied
 // The register budgets with two consumer warpgroups (setmaxnreg): the
 // producer's single TMA thread and scale loader need few. 56, not step 10's
 // 48: the scale loader's look-ahead (kScalesAhead) spilled 4 bytes in 48
@@ -838,8 +849,9 @@ int max_active_clusters() {
 // The launch plan of a GEMM: its tile shape, slice count and grid, and what
 // they were chosen from (for describe_grouped_moe_launch).
 struct LaunchPlan {
-  bool small_tile = false;  // SmallTile (M <= kSmallTileMaxM, or split M <= kSmallTileMaxSplitM)
-  bool wide_tile = false;   // WideTile (fast accumulation, unsplit, no more rounds: see kWideTileRoundSlack)
+  bool small_tile = false;   // SmallTile (M <= kSmallTileMaxM, or split M <= kSmallTileMaxSplitM)
+  bool medium_tile = false;  // MediumTile (M <= kMediumTileMaxM: see plan_launch)
+  bool wide_tile = false;    // WideTile (fast accumulation, unsplit, no more rounds: see kWideTileRoundSlack)
   int64_t tiles = 0;
   int64_t cluster_tiles = 0;  // tiles side by side in clusters of cluster_blocks (the last may stick out past N)
   int k_blocks = 0;
@@ -874,15 +886,21 @@ LaunchPlan plan_launch_with(const GemmArgs& args, const GroupedView& groups) {
   }
   plan.k_blocks = static_cast<int>((args.k + kBlockK - 1) / kBlockK);
   plan.sm_count = sm_count_of_current_device();
+  // Slices from the clusters where the tile has them: 33 tiles of 128 x 64
+  // are 17 cluster tiles, and 4 slices of them (132 / 33) would be 68 units
+  // for the 66 clusters that fit, two of them a second round; 66 / 17 is 3.
+  plan.resident_clusters = plan.sm_count > 0 ? max_active_clusters<T>() : 0;
   if (groups.grouping != Grouping::kNone) {
     plan.slices = 1;
   } else if (args.split_k > 0) {
     plan.slices = args.split_k;
+  } else if (plan.sm_count > 0 && T::kClusterBlocks > 1 && plan.resident_clusters > 0) {
+    plan.slices =
+        split_k_slices(plan.cluster_tiles, plan.k_blocks, plan.resident_clusters, kMinKBlocksPerSlice, kMaxSlices);
   } else if (plan.sm_count > 0) {
     plan.slices = split_k_slices(plan.tiles, plan.k_blocks, plan.sm_count, kMinKBlocksPerSlice, kMaxSlices);
   }
   plan.units = plan.cluster_tiles * plan.slices;
-  plan.resident_clusters = plan.sm_count > 0 ? max_active_clusters<T>() : 0;
   plan.clusters = std::min<int64_t>(plan.units, std::max(plan.resident_clusters, 1));
   plan.blocks = plan.clusters * T::kClusterBlocks;
   return plan;
@@ -907,6 +925,25 @@ LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = Grouped
   if (groups.grouping == Grouping::kNone && args.split_k == 0 && args.m <= kSmallTileMaxSplitM &&
       large.slices > kLargeTileMaxSlices) {
     return small_tile_plan();
+  }
+  // 128 x 64 where it does less work per cluster than 128 x 128 (each
+  // cluster's units times a unit's products), or as much in fewer slices (no
+  // reduction): 128 x 7168 x 2048 has 28 units of 128 x 128 for 66 clusters,
+  // 56 of 128 x 64. An equal split of the work stays on 128 x 128: the medium
+  // tile's units are twice as many, each with its own fill and epilogue.
+  if (groups.grouping == Grouping::kNone && args.m <= kMediumTileMaxM && !has_block_scales(args) &&
+      large.resident_clusters > 0) {
+    LaunchPlan medium = plan_launch_with<MediumTile>(args, groups);
+    const auto work_per_cluster = [&](const LaunchPlan& p) {
+      const int64_t rounds = (p.units + p.clusters - 1) / p.clusters;
+      return rounds * p.tile_m * p.tile_n * ((p.k_blocks + p.slices - 1) / p.slices);
+    };
+    const int64_t medium_work = work_per_cluster(medium), large_work = work_per_cluster(large);
+    if (medium.resident_clusters > 0 &&
+        (medium_work < large_work || (medium_work == large_work && medium.slices < large.slices))) {
+      medium.medium_tile = true;
+      return medium;
+    }
   }
   // Fast accumulation on the 128 x 256 tile where it stays unsplit and does
   // not cost more in waves than it is expected to gain: each cluster's units
@@ -939,6 +976,10 @@ std::string describe_grouped_moe_launch(const GemmArgs& args) {
   if (plan.small_tile && args.m > kSmallTileMaxM) {
     why += " (not 128 x 128: M <= " + std::to_string(kSmallTileMaxSplitM) + " and more than " +
            std::to_string(kLargeTileMaxSlices) + " slices of K for its tiles)";
+  }
+  if (plan.medium_tile) {
+    why += " (not 128 x 128: M <= " + std::to_string(kMediumTileMaxM) +
+           " and less work per cluster, or as much in fewer slices, on 128 x 64)";
   }
   why += ": " + std::to_string(plan.slices) + (plan.slices == 1 ? " slice, " : " slices, ") +
          std::to_string(plan.units) + " units";
@@ -1093,6 +1134,7 @@ Status launch_with_plan(const GemmArgs& args, const GroupedView& groups) {
   if (!status.ok()) return status;
   const LaunchPlan plan = plan_launch(args, groups);
   if (plan.small_tile) return launch_with_tile<SmallTile>(args, plan, groups);
+  if (plan.medium_tile) return launch_with_tile<MediumTile>(args, plan, groups);
   if (plan.wide_tile) return launch_with_tile<WideTile>(args, plan, groups);
   // Six stages where the static shared memory leaves room (kRingBytesPlain).
   if (groups.grouping == Grouping::kNone && !has_block_scales(args)) {
