@@ -106,10 +106,10 @@ constexpr int kSmallTileMaxSplitM = 128;
 constexpr int kLargeTileMaxSlices = 2;
 constexpr int kSmallTileN = 64;
 // M <= 128 otherwise: the 128 x 64 tile (MediumTile) where it does less work
-// per cluster than 128 x 128 (plan_launch; the chapter's measurement:
-// 128 x 7168 x 2048 1.12x, 128 x 24576 x 1536 and 128 x 7168 x 16384 1.06x as
-// fast). Not above: its m64n64 wgmmas read shared memory at its limit, and
-// 1024 x 1024 x 16384 ran 1.08x as slow on it.
+// per cluster than 128 x 128 (plan_launch; the chapter measures 128 x 7168 x
+// 2048 1.10-1.16x as fast on it, 128 x 24576 x 1536 and 128 x 7168 x 16384
+// 1.04-1.07x). Not above: its m64n64 wgmmas read shared memory at its limit,
+// and 1024 x 1024 x 16384 ran at 0.92x on it.
 constexpr int kMediumTileMaxM = 128;
 // The grouped order: 8 rows of cluster tiles per group. A wave of 66
 // clusters then covers 8 rows x about 8 columns of 128 x 256 cluster tiles,
