@@ -22,6 +22,7 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -55,6 +56,7 @@ struct Options {
   bool list_cases = false;             // print the case names and exit (no GPU needed)
   bool epilogue_variants = false;      // the scale and epilogue variants instead of the plain cases
   bool split_k_variants = false;       // + each split-K step unsplit and in each reduction form
+  std::vector<int> split_k_counts;     // + each split-K step at each of these slice counts, forced
 };
 
 void print_usage() {
@@ -86,7 +88,10 @@ void print_usage() {
       "  --split_k_variants     also run each step that splits K unsplit (<step>_split1) and in each\n"
       "                         reduction form it offers, forced, at its own slice count\n"
       "                         (<step>_cluster, <step>_workspace): what splitting gains, and what\n"
-      "                         each form costs\n\n"
+      "                         each form costs\n"
+      "  --split_k_counts=S,... also run each step that splits K with each of these slice counts\n"
+      "                         forced (<step>_split<S>; S up to the step's maximum), in its own\n"
+      "                         reduction form: whether the step's own count is the best\n\n"
       "Results as JSON: --benchmark_out=FILE --benchmark_out_format=json\n"
       "Exit status: 0 ok, 1 a case hit a runtime error or a step was refused, 3 no GPU, 4 bad usage.\n\n",
       kRepetitions, kMinTimeSeconds);
@@ -104,6 +109,19 @@ bool parse_options(int argc, char** argv, Options* options) {
         options->epilogue_variants = true;
       } else if (arg == "--split_k_variants") {
         options->split_k_variants = true;
+      } else if (arg.rfind("--split_k_counts=", 0) == 0) {
+        std::stringstream list(arg.substr(std::strlen("--split_k_counts=")));
+        std::string count;
+        while (std::getline(list, count, ',')) {
+          char* end = nullptr;
+          const long slices = std::strtol(count.c_str(), &end, 10);
+          if (count.empty() || *end != '\0' || slices < 1 || slices > 64) {
+            throw std::invalid_argument(arg + ": needs slice counts from 1 to 64, separated by commas");
+          }
+          auto& counts = options->split_k_counts;
+          if (std::find(counts.begin(), counts.end(), slices) == counts.end())
+            counts.push_back(static_cast<int>(slices));
+        }
       } else if (arg.rfind("--shapes=", 0) == 0) {
         options->shapes = parse_shape_list(arg.substr(std::strlen("--shapes=")));
         options->shapes_given = true;
@@ -140,16 +158,26 @@ bool parse_options(int argc, char** argv, Options* options) {
 /// cuBLASLt in both modes first (every later case's pct_of_cublaslt refers
 /// to the first), then each step, and each tensor-core step again with fast
 /// accumulation; with --split_k_variants, a step that splits K also unsplit
-/// and in each reduction form it offers, forced (the step itself chooses one).
+/// and in each reduction form it offers, forced (the step itself chooses one);
+/// with --split_k_counts, such a step at each count (up to its maximum).
 std::vector<Contender> contenders_of(const Options& options) {
   std::vector<Contender> contenders = {{nullptr, false}, {nullptr, true}};
   for (const StepInfo* step : options.steps) {
     contenders.push_back({step, false});
     if (uses_tensor_cores(*step)) contenders.push_back({step, true});
+    for (int slices : options.split_k_counts) {
+      if (step->constraints.max_split_k <= 1 || slices > step->constraints.max_split_k) continue;
+      Contender forced{step, false};
+      forced.split_k = slices;
+      contenders.push_back(forced);
+    }
     if (!options.split_k_variants || step->constraints.max_split_k <= 1) continue;
-    Contender unsplit{step, false};
-    unsplit.split_k = 1;
-    contenders.push_back(unsplit);
+    const auto& counts = options.split_k_counts;
+    if (std::find(counts.begin(), counts.end(), 1) == counts.end()) {  // else there already
+      Contender unsplit{step, false};
+      unsplit.split_k = 1;
+      contenders.push_back(unsplit);
+    }
     const uint32_t forms = step->constraints.split_k_reductions;
     for (int r = 1; r < kNumSplitKReductions; ++r) {
       if ((forms >> r & 1u) == 0) continue;

@@ -52,12 +52,12 @@ a value with spaces is quoted ("..."). Kinds and their keys:
             A's over B's; a case is [contender@]<shape>[/<scales>/<epilogue>/<out>], the
             contender defaulting to step=; bars= adds the ratio each row must reach
             (- for none) and whether it does
-  slices    csv=FILE [shapes=MxNxK,...]
-            a step's time against the slice count forced (the `splits` phase of
-            bench/measure_h200.sh: shape,run,ms,tflops,plan with run = cublaslt, auto or a
-            slice count): a row per shape with the plan its heuristic chose, its time, the
-            time at each slice count, the fastest of them and the heuristic's time over it,
-            and cuBLASLt's
+  slices    json=FILE step=STEP [shapes=MxNxK,...]  (or csv=FILE [shapes=...])
+            a step's time against the slice count forced (fp8gemm_bench --split_k_counts, the
+            `splits` phase of bench/measure_h200.sh; csv= reads the older CSV of that phase,
+            shape,run,ms,tflops,plan with run = cublaslt, auto or a slice count): a row per
+            shape with the plan its heuristic chose, its time, the time at each slice count,
+            the fastest of them and the heuristic's time over it, and cuBLASLt's
   calibration json=FILE [k=K,K,...]
             the tolerance's calibration (bench/results/h200/tolerance_calibration.json, from
             fp8gemm_calibrate): per accumulation, output type and K, the largest errors measured
@@ -679,15 +679,34 @@ def split_k_table(keys):
     return markdown_table(header, body, "l" + "r" * (len(header) - 1)) + ["", source_line(files, contexts, keys)]
 
 
-def slices_table(keys):
-    """A row per shape: the heuristic's plan and time, the time at each forced slice count,
-    the heuristic's time over the fastest forced one, and cuBLASLt's time."""
+def slices_records(keys):
+    """The slice sweep as (times, plans, shapes, forced runs, source line): times[(shape, run)]
+    in µs with run = cublaslt, auto or a slice count. From fp8gemm_bench --split_k_counts
+    (json= and step=: the step's own case is auto, its plan the case's label, <step>_split<S>
+    the forced counts, all beside cuBLASLt in one run), or from the older CSV of the `splits`
+    phase (csv=: one fp8gemm process per time)."""
+    times, plans = {}, {}
+    if "json" in keys:
+        rows, files, contexts = load_benchmark(keys)
+        step = resolve_step(keys, rows)
+        units = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+        for (contender, shape), row in rows.items():
+            forced = re.fullmatch(re.escape(step) + r"_split(\d+)", contender)
+            run = "auto" if contender == step else "cublaslt" if contender == CUBLASLT else (
+                forced.group(1) if forced else None)
+            if run is None:
+                continue
+            times[(shape, run)] = float(row["real_time"]) * units[row.get("time_unit", "ms")]
+            if run == "auto":
+                plans[shape] = row.get("label", "")
+        shapes = selected_shapes(keys, benchmark_json.shapes(rows))
+        forced = sorted({run for (_, run) in times if run.isdigit()}, key=int)
+        return times, plans, shapes, forced, source_line(files, contexts, keys)
     name, path = one_file(keys, "csv")
     with open(path, newline="") as f:
         records = list(csv.DictReader(f))
     if not records or not {"shape", "run", "ms", "plan"} <= set(records[0]):
         raise TableError(f"{name}: expected the columns shape,run,ms,tflops,plan")
-    times, plans = {}, {}
     for r in records:
         if r["ms"]:
             times[(r["shape"], r["run"])] = float(r["ms"]) * 1000.0
@@ -696,6 +715,13 @@ def slices_table(keys):
     if keys.get("shapes"):
         shapes = [s for s in split_list(keys["shapes"]) if s in shapes]
     forced = [run for run in dict.fromkeys(r["run"] for r in records) if run.isdigit()]
+    return times, plans, shapes, forced, source_line([name], [{}], keys)
+
+
+def slices_table(keys):
+    """A row per shape: the heuristic's plan and time, the time at each forced slice count,
+    the heuristic's time over the fastest forced one, and cuBLASLt's time."""
+    times, plans, shapes, forced, source = slices_records(keys)
 
     def plan_text(plan):
         tile = re.search(r"tiles of (\d+) x (\d+)", plan)
@@ -719,7 +745,7 @@ def slices_table(keys):
                      DASH if fastest is None or auto is None else f"{auto / fastest[0]:.2f}×",
                      micros(shape, "cublaslt"),
                      DASH if auto is None or cublaslt is None else percent_text(100.0 * cublaslt / auto)])
-    return markdown_table(header, body, "ll" + "r" * (len(header) - 2)) + ["", source_line([name], [{}], keys)]
+    return markdown_table(header, body, "ll" + "r" * (len(header) - 2)) + ["", source]
 
 
 KINDS = {"ladder": ladder_table, "shapes": shapes_table, "fast": fast_table, "sweep": sweep_table,

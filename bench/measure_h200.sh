@@ -22,11 +22,12 @@
 #             bytes), its stall samples per SASS instruction (csv), and every
 #             kernel of one cuBLASLt call with their durations
 #   splits    how the time of the small-M shapes depends on the slice count
-#             (SPLIT_SHAPES, default the twelve M = 64 and M = 128 DeepSeek-V3
-#             shapes, 1024 x 1024 x 16384 and 4096 x 2112 x 7168): for each,
-#             fp8gemm's launch plan (--check), cuBLASLt, the step as its
-#             heuristic chooses and with --split-k 1 2 3 4 6 8 (one process
-#             each, fp8gemm's timing); the times in $OUT/splits.csv
+#             (SPLIT_SHAPES=MxNxK,..., default the twelve M = 64 and M = 128
+#             DeepSeek-V3 shapes, 1024 x 1024 x 16384 and 4096 x 2112 x 7168):
+#             fp8gemm_bench --split_k_counts=1,2,3,4,6,8, the step as its
+#             heuristic chooses (its plan in the case's label) and with each
+#             count forced, beside cuBLASLt ($OUT/bench_splits.json; make_table's
+#             `slices` kind)
 #   rows      rows off 16-byte boundaries (step 10 on): fp8gemm --check at
 #             ragged shapes, then the step beside cuBLASLt on aligned shapes and
 #             the same shapes with K, N or both one past a multiple of 16
@@ -203,30 +204,14 @@ for phase in "$@"; do
       grep -E '^  [A-Za-z_].*\(|^ +Duration' "$LOGS/decode_ncu_cublaslt.txt" | tail -12 | cut -c1-150
       ;;
     splits)
-      default_split_shapes="64x2112x7168 64x24576x1536 64x32768x512 64x7168x16384 64x4096x7168 64x7168x2048"
-      default_split_shapes+=" 128x2112x7168 128x24576x1536 128x32768x512 128x7168x16384 128x4096x7168 128x7168x2048"
-      default_split_shapes+=" 1024x1024x16384 4096x2112x7168"
-      split_shapes="${SPLIT_SHAPES:-$default_split_shapes}"
-      echo "shape,run,ms,tflops,plan" > "$OUT/splits.csv"
-      for shape in $split_shapes; do
-        IFS=x read -r m n k <<< "$shape"
-        plan="$(timeout 30 "$bin/fp8gemm" --step "$number" --m "$m" --n "$n" --k "$k" --check 2>&1 |
-          grep -m 1 -E '^launch:' | sed 's/^launch: //; s/,/;/g')"
-        echo "$shape: $plan"
-        for run in cublaslt auto 1 2 3 4 6 8; do
-          case "$run" in
-            cublaslt) args=(--step cublaslt) ;;
-            auto) args=(--step "$number") ;;
-            *) args=(--step "$number" --split-k "$run") ;;
-          esac
-          line="$(timeout 30 "$bin/fp8gemm" "${args[@]}" --m "$m" --n "$n" --k "$k" 2>&1 | grep -m 1 -E '^time:')"
-          ms="$(echo "$line" | sed -n 's/^time: \([0-9.]*\) ms.*/\1/p')"
-          tflops="$(echo "$line" | sed -n 's/.*= \([0-9.]*\) TFLOP\/s.*/\1/p')"
-          echo "  $run: ${line:-no time (refused or failed)}"
-          echo "$shape,$run,${ms:-},${tflops:-},${plan}" >> "$OUT/splits.csv"
-        done
-      done
-      echo "splits done ${SECONDS}s"
+      default_split_shapes=64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048
+      default_split_shapes+=,128x2112x7168,128x24576x1536,128x32768x512,128x7168x16384,128x4096x7168,128x7168x2048
+      default_split_shapes+=,1024x1024x16384,4096x2112x7168
+      timeout 400 "$bin/fp8gemm_bench" --steps="$number" --shapes="${SPLIT_SHAPES:-$default_split_shapes}" \
+        --split_k_counts=1,2,3,4,6,8 --benchmark_repetitions=3 --benchmark_min_time=0.05 \
+        --benchmark_out="$OUT/bench_splits.json" --benchmark_out_format=json > "$LOGS/bench_splits.log" 2>&1
+      echo "bench splits rc=$? ${SECONDS}s"
+      grep -E "^${step}(_split[0-9]+)?/.*_median|^cublaslt/.*_median" "$LOGS/bench_splits.log" | awk '{print "  " $1, $2, $3}'
       ;;
     torch)
       python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name())'
