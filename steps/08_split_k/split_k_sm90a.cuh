@@ -55,6 +55,7 @@
 #include "common/device/operand_scales.h"
 #include "common/device/split_k.h"
 #include "common/sm90/cluster.cuh"
+#include "common/sm90/cluster_launch.h"
 #include "common/sm90/fragment_epilogue.cuh"
 #include "common/sm90/mbarrier.cuh"
 #include "common/sm90/split_k_gather.cuh"
@@ -507,23 +508,8 @@ int max_active_clusters(int slices) {
   if (slices < 1 || slices > kMaxSlices) return 0;
   if (cache[slices] == 0) {
     const KernelFunction kernel = select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, true);
-    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(T::kDynamicSharedBytes));
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(static_cast<unsigned>(slices));
-    config.blockDim = dim3(T::kThreads);
-    config.dynamicSmemBytes = T::kDynamicSharedBytes;
-    cudaLaunchAttribute cluster;
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = static_cast<unsigned>(slices);
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = 1;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-    int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
-      cudaGetLastError();
-      clusters = 0;
-    }
+    const int clusters =
+        sm90::max_active_clusters(kernel, T::kThreads, T::kDynamicSharedBytes, static_cast<unsigned>(slices));
     cache[slices] = clusters > 0 ? clusters : -1;
   }
   return cache[slices] > 0 ? cache[slices] : 0;
@@ -663,21 +649,13 @@ Status launch_with_tile(const GemmArgs& args, const SplitPlan& plan) {
                                static_cast<size_t>(plan.tiles), &workspace, &counters);
     if (!status.ok()) return status;
   }
-  // One block per (tile, slice); in the cluster form a tile's slices form one cluster.
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(plan.tiles * plan.slices));
-  config.blockDim = dim3(T::kThreads);
-  config.dynamicSmemBytes = T::kDynamicSharedBytes;
-  config.stream = args.stream;
-  cudaLaunchAttribute cluster;
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = static_cast<unsigned>(plan.slices);
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  config.attrs = &cluster;
-  config.numAttrs = plan.slices > 1 && plan.in_cluster ? 1 : 0;
-  const cudaError_t launched = cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_d, args, store_through_tma,
-                                                  plan.slices, plan.in_cluster, workspace, counters);
+  // One block per (tile, slice); in the cluster form a tile's slices form one
+  // cluster (cudaLaunchKernelEx with the cluster attribute: common/sm90/cluster_launch.h).
+  const unsigned cluster_blocks = plan.slices > 1 && plan.in_cluster ? static_cast<unsigned>(plan.slices) : 0u;
+  const cudaError_t launched =
+      sm90::launch_in_clusters(kernel, static_cast<unsigned>(plan.tiles * plan.slices), T::kThreads,
+                               T::kDynamicSharedBytes, args.stream, cluster_blocks, map_a, map_b, map_d, args,
+                               store_through_tma, plan.slices, plan.in_cluster, workspace, counters);
   if (launched != cudaSuccess) {
     cudaGetLastError();
     return Status::error(StatusCode::kRuntimeError, std::string("launch with ") + std::to_string(plan.slices) +

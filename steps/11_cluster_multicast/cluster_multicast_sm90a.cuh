@@ -54,6 +54,7 @@
 #include "common/device/split_k.h"
 #include "common/device/tile_scheduler.h"
 #include "common/sm90/cluster.cuh"
+#include "common/sm90/cluster_launch.h"
 #include "common/sm90/fragment_epilogue.cuh"
 #include "common/sm90/mbarrier.cuh"
 #include "common/sm90/split_k_gather.cuh"
@@ -595,22 +596,8 @@ int max_active_clusters() {
   static int cache = 0;  // 0: not asked yet; -1: asked, no answer
   if (cache == 0) {
     const KernelFunction kernel = select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, false);
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(T::kClusterBlocks);
-    config.blockDim = dim3(T::kThreads);
-    config.dynamicSmemBytes = T::kDynamicSharedBytes;
-    cudaLaunchAttribute cluster;
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim = {static_cast<unsigned>(T::kClusterBlocks), 1, 1};
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-    int clusters = 0;
-    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(T::kDynamicSharedBytes)) != cudaSuccess ||
-        cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
-      cudaGetLastError();  // no GPU, or not an sm_90a one: the launch says which
-      clusters = 0;
-    }
+    // (0 without a GPU, or without an sm_90a one: the launch says which.)
+    const int clusters = sm90::max_active_clusters(kernel, T::kThreads, T::kDynamicSharedBytes, T::kClusterBlocks);
     cache = clusters > 0 ? clusters : -1;
   }
   return cache > 0 ? cache : 0;
@@ -769,21 +756,12 @@ Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan) {
                                static_cast<size_t>(numbered_tiles), &workspace, &counters);
     if (!status.ok()) return status;
   }
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(plan.blocks));
-  config.blockDim = dim3(T::kThreads);
-  config.dynamicSmemBytes = T::kDynamicSharedBytes;
-  config.stream = args.stream;
-  cudaLaunchAttribute cluster;
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim = {static_cast<unsigned>(T::kClusterBlocks), 1, 1};
-  config.attrs = &cluster;
-  config.numAttrs = 1;
   const cudaError_t launched =
-      cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_d, args, store_through_tma, plan.slices, workspace,
-                         counters,
-                         1.0f / args.d_scale,  // FP8 D: y / d_scale as y * this (a division on the GPU is a call)
-                         d_pairs_aligned);
+      sm90::launch_in_clusters(kernel, static_cast<unsigned>(plan.blocks), T::kThreads, T::kDynamicSharedBytes,
+                               args.stream, T::kClusterBlocks, map_a, map_b, map_d, args, store_through_tma,
+                               plan.slices, workspace, counters,
+                               1.0f / args.d_scale,  // FP8 D: y / d_scale as y * this (a division on the GPU is a call)
+                               d_pairs_aligned);
   if (launched != cudaSuccess) {
     cudaGetLastError();
     return Status::error(StatusCode::kRuntimeError, std::string("launch in clusters of ") +
