@@ -78,7 +78,9 @@ constexpr uint32_t kRingBytes = 160 * 1024;  // the ring: as many stages as fit 
 // stages. 6 x 32 KB + D's 32 KB + the 1 KB alignment slack is 225 KB of the
 // 227 a block may have; the stages' block scales (6 x 516 bytes) or the
 // masked layout's counts (4 KB) would not fit beside it in static shared
-// memory, so those kernels keep kRingBytes (5 stages).
+// memory, so those kernels keep kRingBytes (5 stages). The 128 x 64 tile
+// (MediumTile) has plain GEMMs only and takes this ring too: eight stages of
+// 24 KB, D's 16 KB, 209 KB.
 constexpr uint32_t kRingBytesPlain = 192 * 1024;
 // The 128 x 256 tile of fast accumulation (wide: one wgmma.m64n256k32 per
 // consumer warpgroup and K step): three stages of 48 KB. D's buffer is 64 KB
@@ -144,7 +146,8 @@ __host__ __device__ inline const float* expert_b_scales(const GemmArgs& args, in
 
 // Which kernels a tile shape has (select_units): every kind, or, for the
 // 128 x 128 tile, the plain GEMMs without block scales on a deeper ring
-// (kRingBytesPlain) and the rest (block scales, groups) on kRingBytes; the
+// (kRingBytesPlain) and the rest (block scales, groups) on kRingBytes (the
+// 128 x 64 tile has the first kind only); the
 // 128 x 256 tile has only plain unsplit GEMMs with fast accumulation: with
 // promotion its 128 accumulators a set would need 384 registers a thread.
 enum class TileKernels { kEvery, kPlainWithoutBlockScales, kBlockScalesOrGroups, kFastPlain };
@@ -176,7 +179,7 @@ struct Tile {
   static constexpr uint32_t kRing = kKernels == TileKernels::kPlainWithoutBlockScales ? kRingBytesPlain
                                     : kKernels == TileKernels::kFastPlain             ? kRingBytesWide
                                                                                       : kRingBytes;
-  // 5 of 128 x 128 (6 in kRingBytesPlain), 3 of 128 x 256, 10 of 64 x 64
+  // 5 of 128 x 128 (6 in kRingBytesPlain), 3 of 128 x 256, 8 of 128 x 64, 10 of 64 x 64
   static constexpr int kStages = kRing / kStageBytes;
   // D's buffer: per consumer warpgroup, the boxes of its 64 x kN part of D in
   // BF16 (kN * 2 bytes a row: 2 boxes of 64 rows x 128 bytes for kN = 128).
