@@ -257,6 +257,11 @@ def tflops_of(rows, contender, shape):
     return None if row is None else float(row["TFLOPS"])
 
 
+def real_time_us(row):
+    """A case's time (Google Benchmark's real_time in its time_unit), in µs."""
+    return float(row["real_time"]) * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[row.get("time_unit", "ms")]
+
+
 # -----------------------------------------------------------------------------
 # The kinds
 # -----------------------------------------------------------------------------
@@ -650,8 +655,7 @@ def split_k_table(keys):
         row = rows.get((contender, shape))
         if row is None:
             return DASH
-        seconds = float(row["real_time"]) * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[row.get("time_unit", "ms")]
-        return f"{seconds * 1e6:.1f}"
+        return f"{real_time_us(row):.1f}"
 
     def choice(shape):
         label = rows.get((step, shape), {}).get("label", "")
@@ -689,14 +693,13 @@ def slices_records(keys):
     if "json" in keys:
         rows, files, contexts = load_benchmark(keys)
         step = resolve_step(keys, rows)
-        units = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
         for (contender, shape), row in rows.items():
             forced = re.fullmatch(re.escape(step) + r"_split(\d+)", contender)
             run = "auto" if contender == step else "cublaslt" if contender == CUBLASLT else (
                 forced.group(1) if forced else None)
             if run is None:
                 continue
-            times[(shape, run)] = float(row["real_time"]) * units[row.get("time_unit", "ms")]
+            times[(shape, run)] = real_time_us(row)
             if run == "auto":
                 plans[shape] = row.get("label", "")
         shapes = selected_shapes(keys, benchmark_json.shapes(rows))
