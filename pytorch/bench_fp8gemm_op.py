@@ -12,9 +12,24 @@ its C++ body and of the library's launch inside it over the same calls. Their me
   binding_cpp_us  the C++ body minus the launch: the operator's checks and the output's allocation
   binding_host_us the call minus the launch: everything the operator adds to the C++ launch
 
+What the binding costs on the GPU, in this process: each timed call of the operator from Python
+is followed by one launch of the same GEMM timed by C++ code the way fp8gemm_bench times it
+(torch.ops.fp8gemm.driver_launch_us: the flush, an event, the library's launch, an event), on the
+same tensors, 100 pairs:
+  fp8gemm_us, driver_us     the medians of the two
+  binding_device_us         fp8gemm_us - driver_us
+  binding_device_paired_us  the median of the 100 differences, call by call
+
+And back to back: 200 calls with nothing between them (no flush, no wait), CUDA events around
+them all, per call: the operator from Python (fp8gemm_back_to_back_us), the library's launch
+from a C++ loop (driver_back_to_back_us) and torch._scaled_mm (scaled_mm_back_to_back_us). Where
+a call costs the CPU more than the kernel takes the GPU, the GPU waits for the CPU and these show
+the CPU's cost per call; elsewhere the kernel's.
+
 With --driver-json (fp8gemm_bench's JSON for the same step and shapes, made in the same session)
-it also compares with the C++ driver: its device time minus the driver's for the step's plain
-case, and the call's CPU time minus the driver's launch_host_us (another process: noisier).
+it also compares with the C++ driver's own process: its device time minus the driver's for the
+step's plain case (driver_json_us, binding_vs_driver_json_us), and the call's CPU time minus the
+driver's launch_host_us (another process: noisier).
 
     FP8GEMM_TORCH_LIB=build/pytorch/libfp8gemm_torch.so python3 pytorch/bench_fp8gemm_op.py \
         --step 09 --driver-json bench.json --out results.json
@@ -44,6 +59,40 @@ def median_us(call, flush, repetitions=100):
         stop.synchronize()
         times.append(start.elapsed_time(stop) * 1e3)
     return statistics.median(times)
+
+
+def interleaved_us(call, driver_launch, flush, repetitions=100):
+    """Device times of `repetitions` calls (timed as median_us times one) each followed by one
+    driver_launch(), which times a launch itself and returns [us]: the two lists, in order."""
+    for _ in range(10):
+        call()
+        driver_launch()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    ours, driver = [], []
+    for _ in range(repetitions):
+        flush.zero_()
+        start.record()
+        call()
+        stop.record()
+        stop.synchronize()
+        ours.append(start.elapsed_time(stop) * 1e3)
+        (launch_us,) = driver_launch()
+        driver.append(launch_us)
+    return ours, driver
+
+
+def back_to_back_us(call, calls=200):
+    """Device time per call of `calls` calls with nothing between them, events around them all."""
+    for _ in range(10):
+        call()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(calls):
+        call()
+    stop.record()
+    stop.synchronize()
+    return start.elapsed_time(stop) * 1e3 / calls
 
 
 def host_us(call, calls=200):
@@ -146,9 +195,21 @@ def main():
         def theirs():
             return torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16)
 
+        def driver_launch():  # one launch timed by C++ as fp8gemm_bench times it
+            return torch.ops.fp8gemm.driver_launch_us(a, b, scale_a, scale_b, flush, 1, step=args.step)
+
         shape = f"{m}x{n}x{k}"
-        row = {"shape": shape, "fp8gemm_us": median_us(ours, flush), "scaled_mm_us": median_us(theirs, flush),
-               "fp8gemm_host_us": host_us(ours), "scaled_mm_host_us": host_us(theirs)}
+        ours_us, driver_us = interleaved_us(ours, driver_launch, flush)
+        row = {"shape": shape, "fp8gemm_us": statistics.median(ours_us), "driver_us": statistics.median(driver_us)}
+        row["binding_device_us"] = row["fp8gemm_us"] - row["driver_us"]
+        row["binding_device_paired_us"] = statistics.median(x - y for x, y in zip(ours_us, driver_us))
+        row.update({"scaled_mm_us": median_us(theirs, flush), "fp8gemm_host_us": host_us(ours),
+                    "scaled_mm_host_us": host_us(theirs)})
+        row["fp8gemm_back_to_back_us"] = back_to_back_us(ours)
+        torch.ops.fp8gemm.driver_back_to_back_us(a, b, scale_a, scale_b, 10, step=args.step)  # warm-up
+        row["driver_back_to_back_us"] = torch.ops.fp8gemm.driver_back_to_back_us(a, b, scale_a, scale_b, 200,
+                                                                                  step=args.step)
+        row["scaled_mm_back_to_back_us"] = back_to_back_us(theirs)
         call_median, call_mean, body, launch = host_breakdown_us(ours, flush)
         row.update({"call_host_us": call_median, "call_host_mean_us": call_mean, "body_host_us": body,
                     "launch_host_us": launch, "dispatch_us": call_mean - body, "binding_cpp_us": body - launch,
@@ -159,8 +220,8 @@ def main():
         row["fp8gemm_tflops"] = flop / row["fp8gemm_us"] * 1e-6
         row["scaled_mm_tflops"] = flop / row["scaled_mm_us"] * 1e-6
         if shape in driver:
-            row["driver_us"] = driver[shape]["device_us"]
-            row["binding_device_us"] = row["fp8gemm_us"] - row["driver_us"]
+            row["driver_json_us"] = driver[shape]["device_us"]
+            row["binding_vs_driver_json_us"] = row["fp8gemm_us"] - row["driver_json_us"]
             if driver[shape]["launch_host_us"] is not None:
                 row["driver_launch_host_us"] = driver[shape]["launch_host_us"]
                 row["binding_vs_driver_host_us"] = row["call_host_us"] - row["driver_launch_host_us"]
@@ -171,8 +232,9 @@ def main():
             json.dump({"torch": torch.__version__, "gpu": torch.cuda.get_device_name(), "step": args.step,
                        "commit": driver.get("commit"),
                        "timing": "L2 flushed before each call (outside the events); median of 100 calls, CUDA "
-                                 "events around each, 10 warm-up calls; host_us: CPU time per call over a loop "
-                                 "of 200 calls without synchronization; call_host_us and the breakdown: see the docstring",
+                                 "events around each, 10 warm-up calls; fp8gemm_us and driver_us interleaved call by "
+                                 "call; host_us: CPU time per call over a loop of 200 calls without synchronization; "
+                                 "back_to_back, call_host_us and the breakdown: see the docstring",
                        "driver_json": args.driver_json, "results": rows}, f, indent=1)
 
 

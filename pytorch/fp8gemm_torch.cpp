@@ -27,6 +27,7 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <cuda_runtime_api.h>
 #include <torch/library.h>
 
 #include <atomic>
@@ -129,10 +130,19 @@ fp8gemm::Activation activation_of(c10::string_view name) {
   TORCH_CHECK(false, "fp8gemm.mm: activation must be \"none\", \"gelu\" or \"gelu_erf\", not \"", name, "\"");
 }
 
-at::Tensor mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a, const at::Tensor& scale_b,
-              const std::optional<at::Tensor>& bias, c10::string_view activation,
-              std::optional<at::ScalarType> out_dtype, c10::string_view step_name) {
-  const int64_t body_start = now_ns();
+// One call's arguments for the library, checked: the GemmArgs (D, scales and
+// bias pointing into the tensors kept here) and the step that runs them.
+struct PreparedCall {
+  const fp8gemm::StepInfo* step = nullptr;
+  fp8gemm::GemmArgs args;
+  at::Tensor d, sa, sb, bias_values;  // what args points into, alive as long as the call
+};
+
+PreparedCall prepare_call(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
+                          const at::Tensor& scale_b, const std::optional<at::Tensor>& bias,
+                          c10::string_view activation, std::optional<at::ScalarType> out_dtype,
+                          c10::string_view step_name) {
+  PreparedCall call;
   TORCH_CHECK(a.dim() == 2 && b.dim() == 2, "fp8gemm.mm: a and b must be 2-D, got ", a.sizes(), " and ", b.sizes());
   check_cuda_tensor(a, a, "a");
   check_cuda_tensor(b, a, "b");
@@ -146,21 +156,20 @@ at::Tensor mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_
               b.strides());
   const Fp8Format a_format = format_of(a, "a"), b_format = format_of(b, "b");
 
-  const fp8gemm::StepInfo* step = nullptr;
   if (step_name == "last") {
     const std::vector<fp8gemm::StepInfo>& steps = fp8gemm::registered_steps();
     TORCH_CHECK(!steps.empty(), "fp8gemm.mm: the library registers no step");
-    step = &steps.back();
+    call.step = &steps.back();
   } else {
-    step = fp8gemm::find_step(std::string(step_name));
-    TORCH_CHECK(step != nullptr, "fp8gemm.mm: no step \"", step_name, "\" (see fp8gemm --list)");
+    call.step = fp8gemm::find_step(std::string(step_name));
+    TORCH_CHECK(call.step != nullptr, "fp8gemm.mm: no step \"", step_name, "\" (see fp8gemm --list)");
   }
 
   const at::ScalarType out_scalar_type = out_dtype.value_or(at::kBFloat16);
   const fp8gemm::OutputType d_type = output_type_of(out_scalar_type);
-  at::Tensor d = at::empty({m, n}, a.options().dtype(out_scalar_type));
+  call.d = at::empty({m, n}, a.options().dtype(out_scalar_type));
 
-  fp8gemm::GemmArgs args;
+  fp8gemm::GemmArgs& args = call.args;
   args.m = m;
   args.n = n;
   args.k = k;
@@ -170,50 +179,130 @@ at::Tensor mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_
   args.b = static_cast<const uint8_t*>(b.data_ptr());
   args.ldb = k == 1 ? 1 : b.stride(1);
   args.b_format = b_format;
-  args.d = d.data_ptr();
+  args.d = call.d.data_ptr();
   args.ldd = n;
   args.d_type = d_type;
 
   // Scales: always from device memory, contiguous float32 (a copy where they are not).
-  at::Tensor sa = scale_a, sb = scale_b;
-  for (auto [s, name] : {std::pair<at::Tensor*, const char*>{&sa, "scale_a"}, {&sb, "scale_b"}}) {
+  call.sa = scale_a;
+  call.sb = scale_b;
+  for (auto [s, name] : {std::pair<at::Tensor*, const char*>{&call.sa, "scale_a"}, {&call.sb, "scale_b"}}) {
     check_cuda_tensor(*s, a, name);
     TORCH_CHECK(s->scalar_type() == at::kFloat, "fp8gemm.mm: ", name, " must be float32, not ", s->scalar_type());
     *s = s->contiguous();
   }
-  args.a_scale_granularity = granularity_of(sa, m, k, /*is_b=*/false, "scale_a");
-  args.b_scale_granularity = granularity_of(sb, n, k, /*is_b=*/true, "scale_b");
+  args.a_scale_granularity = granularity_of(call.sa, m, k, /*is_b=*/false, "scale_a");
+  args.b_scale_granularity = granularity_of(call.sb, n, k, /*is_b=*/true, "scale_b");
   if (args.b_scale_granularity == ScaleGranularity::kBlock128x128) {
     // The steps read B's blocks as docs/scales.md lays them out, N blocks x K
     // blocks row-major: the transpose of torch's, without its padding.
-    sb = sb.narrow(0, 0, ceil_div(k, kScaleBlock)).t().contiguous();
+    call.sb = call.sb.narrow(0, 0, ceil_div(k, kScaleBlock)).t().contiguous();
   }
-  args.a_scales = sa.data_ptr<float>();
-  args.b_scales = sb.data_ptr<float>();
+  args.a_scales = call.sa.data_ptr<float>();
+  args.b_scales = call.sb.data_ptr<float>();
 
-  at::Tensor bias_values;
   if (bias.has_value()) {
-    bias_values = bias->contiguous();
-    check_cuda_tensor(bias_values, a, "bias");
-    TORCH_CHECK(bias_values.numel() == n, "fp8gemm.mm: bias must have N = ", n, " values, has ", bias_values.numel());
-    TORCH_CHECK(bias_values.scalar_type() == at::kBFloat16 || bias_values.scalar_type() == at::kFloat,
-                "fp8gemm.mm: bias must be bfloat16 or float32, not ", bias_values.scalar_type());
-    args.bias = bias_values.data_ptr();
-    args.bias_type = bias_values.scalar_type() == at::kBFloat16 ? fp8gemm::BiasType::kBF16 : fp8gemm::BiasType::kFP32;
+    call.bias_values = bias->contiguous();
+    check_cuda_tensor(call.bias_values, a, "bias");
+    TORCH_CHECK(call.bias_values.numel() == n, "fp8gemm.mm: bias must have N = ", n, " values, has ",
+                call.bias_values.numel());
+    TORCH_CHECK(call.bias_values.scalar_type() == at::kBFloat16 || call.bias_values.scalar_type() == at::kFloat,
+                "fp8gemm.mm: bias must be bfloat16 or float32, not ", call.bias_values.scalar_type());
+    args.bias = call.bias_values.data_ptr();
+    args.bias_type =
+        call.bias_values.scalar_type() == at::kBFloat16 ? fp8gemm::BiasType::kBF16 : fp8gemm::BiasType::kFP32;
   }
   args.activation = activation_of(activation);
+  return call;
+}
 
-  const c10::cuda::CUDAGuard guard(a.device());
-  args.stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
-  const int64_t launch_start = now_ns();
-  const fp8gemm::Status status = fp8gemm::run_step(*step, args);
-  const int64_t launch_end = now_ns();
-  TORCH_CHECK(status.ok(), "fp8gemm.mm: ", step->folder, ": ", fp8gemm::status_code_name(status.code), ": ",
+void check_status(const PreparedCall& call, const fp8gemm::Status& status) {
+  TORCH_CHECK(status.ok(), "fp8gemm.mm: ", call.step->folder, ": ", fp8gemm::status_code_name(status.code), ": ",
               status.message);
+}
+
+at::Tensor mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a, const at::Tensor& scale_b,
+              const std::optional<at::Tensor>& bias, c10::string_view activation,
+              std::optional<at::ScalarType> out_dtype, c10::string_view step_name) {
+  const int64_t body_start = now_ns();
+  PreparedCall call = prepare_call(a, b, scale_a, scale_b, bias, activation, out_dtype, step_name);
+  const c10::cuda::CUDAGuard guard(a.device());
+  call.args.stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
+  const int64_t launch_start = now_ns();
+  const fp8gemm::Status status = fp8gemm::run_step(*call.step, call.args);
+  const int64_t launch_end = now_ns();
+  check_status(call, status);
   call_clock.calls += 1;
   call_clock.launch_ns += launch_end - launch_start;
   call_clock.body_ns += now_ns() - body_start;
-  return d;
+  return call.d;
+}
+
+#define FP8GEMM_TORCH_CUDA_CHECK(call)                                                              \
+  do {                                                                                              \
+    const cudaError_t fp8gemm_err = (call);                                                         \
+    TORCH_CHECK(fp8gemm_err == cudaSuccess, #call, " failed: ", cudaGetErrorString(fp8gemm_err)); \
+  } while (0)
+
+// For the benchmark: the C++ driver's measurement of mm's launch, in this
+// process. With the arguments mm would pass (per-tensor or any other scales,
+// no bias, BF16 out) and D allocated once, each of `launches` launches is
+// timed as fp8gemm_bench times one (LaunchTimer::launch_once in
+// common/harness/timer.cu): `flush` written first (so the GPU is busy while
+// the CPU enqueues the rest), a CUDA event, the library's launch straight
+// from C++, a CUDA event, a wait. Returns the device time of each, in us.
+// Called between timed calls of mm from Python, it compares the two on the
+// same tensors, GPU and clocks, without another process in between.
+std::vector<double> driver_launch_us(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
+                                     const at::Tensor& scale_b, at::Tensor& flush, int64_t launches,
+                                     c10::string_view step_name) {
+  PreparedCall call = prepare_call(a, b, scale_a, scale_b, std::nullopt, "none", std::nullopt, step_name);
+  check_cuda_tensor(flush, a, "flush");
+  const c10::cuda::CUDAGuard guard(a.device());
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
+  call.args.stream = stream;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  FP8GEMM_TORCH_CUDA_CHECK(cudaEventCreate(&start));
+  FP8GEMM_TORCH_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> times;
+  for (int64_t i = 0; i < launches; ++i) {
+    FP8GEMM_TORCH_CUDA_CHECK(cudaMemsetAsync(flush.data_ptr(), 0, flush.nbytes(), stream));
+    FP8GEMM_TORCH_CUDA_CHECK(cudaEventRecord(start, stream));
+    check_status(call, fp8gemm::run_step(*call.step, call.args));
+    FP8GEMM_TORCH_CUDA_CHECK(cudaEventRecord(stop, stream));
+    FP8GEMM_TORCH_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    FP8GEMM_TORCH_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    times.push_back(ms * 1e3);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return times;
+}
+
+// For the benchmark: `launches` launches of mm's GEMM straight from C++, one
+// after another with nothing between them (no flush, no wait), and events
+// around them all: the device time per launch, in us, where the GPU never
+// waits for the CPU unless a launch costs the CPU more than the kernel takes.
+double driver_back_to_back_us(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
+                              const at::Tensor& scale_b, int64_t launches, c10::string_view step_name) {
+  PreparedCall call = prepare_call(a, b, scale_a, scale_b, std::nullopt, "none", std::nullopt, step_name);
+  const c10::cuda::CUDAGuard guard(a.device());
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
+  call.args.stream = stream;
+  TORCH_CHECK(launches > 0, "fp8gemm.driver_back_to_back_us: launches must be positive");
+  cudaEvent_t start = nullptr, stop = nullptr;
+  FP8GEMM_TORCH_CUDA_CHECK(cudaEventCreate(&start));
+  FP8GEMM_TORCH_CUDA_CHECK(cudaEventCreate(&stop));
+  FP8GEMM_TORCH_CUDA_CHECK(cudaEventRecord(start, stream));
+  for (int64_t i = 0; i < launches; ++i) check_status(call, fp8gemm::run_step(*call.step, call.args));
+  FP8GEMM_TORCH_CUDA_CHECK(cudaEventRecord(stop, stream));
+  FP8GEMM_TORCH_CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0.0f;
+  FP8GEMM_TORCH_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms * 1e3 / static_cast<double>(launches);
 }
 
 }  // namespace
@@ -225,6 +314,16 @@ TORCH_LIBRARY(fp8gemm, m) {
   // For benchmarks: [calls, ns in mm's C++ body, ns in the library's launch]
   // summed since the last reset (see CallClock).
   m.def("launch_clock(bool reset=False) -> int[]", &launch_clock);
+  // For benchmarks: the C++ driver's timing of mm's launch in this process
+  // (driver_launch_us), and back-to-back launches from C++ (driver_back_to_back_us).
+  m.def("driver_launch_us(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor(f!) flush, int launches, "
+        "str step=\"last\") -> float[]");
+  m.def("driver_back_to_back_us(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, int launches, "
+        "str step=\"last\") -> float");
 }
 
-TORCH_LIBRARY_IMPL(fp8gemm, CUDA, m) { m.impl("mm", &mm); }
+TORCH_LIBRARY_IMPL(fp8gemm, CUDA, m) {
+  m.impl("mm", &mm);
+  m.impl("driver_launch_us", &driver_launch_us);
+  m.impl("driver_back_to_back_us", &driver_back_to_back_us);
+}

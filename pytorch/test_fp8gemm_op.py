@@ -201,3 +201,18 @@ def test_readme_example_runs_as_written():
     exec(example.replace('"build/pytorch/libfp8gemm_torch.so"', repr(LIB)), namespace)
     y = namespace["y"]
     assert y.shape == (4096, 2048) and y.dtype == torch.bfloat16 and torch.isfinite(y).all()
+
+
+def test_the_benchmarks_driver_launches_time_the_same_gemm():
+    """bench_fp8gemm_op.py's C++ timing of the library's launch (driver_launch_us) and its loop of
+    launches (driver_back_to_back_us) run the GEMM mm runs: positive times, one per launch, and
+    bad arguments refused with mm's messages."""
+    a, b, sa, sb, *_ = problem(128, 256, 512, "tensor")
+    flush = torch.empty(1 << 20, dtype=torch.uint8, device="cuda")
+    times = torch.ops.fp8gemm.driver_launch_us(a, b, sa, sb, flush, 3)
+    assert len(times) == 3 and all(0 < t < 1e6 for t in times)
+    assert 0 < torch.ops.fp8gemm.driver_back_to_back_us(a, b, sa, sb, 5) < 1e6
+    with pytest.raises(RuntimeError, match="column-major"):
+        torch.ops.fp8gemm.driver_launch_us(a, b.contiguous(), sa, sb, flush, 1)
+    with pytest.raises(RuntimeError, match="launches must be positive"):
+        torch.ops.fp8gemm.driver_back_to_back_us(a, b, sa, sb, 0)
