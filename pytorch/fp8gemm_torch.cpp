@@ -139,9 +139,8 @@ struct PreparedCall {
 };
 
 PreparedCall prepare_call(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
-                          const at::Tensor& scale_b, const std::optional<at::Tensor>& bias,
-                          c10::string_view activation, std::optional<at::ScalarType> out_dtype,
-                          c10::string_view step_name) {
+                          const at::Tensor& scale_b, const std::optional<at::Tensor>& bias, c10::string_view activation,
+                          std::optional<at::ScalarType> out_dtype, c10::string_view step_name) {
   PreparedCall call;
   TORCH_CHECK(a.dim() == 2 && b.dim() == 2, "fp8gemm.mm: a and b must be 2-D, got ", a.sizes(), " and ", b.sizes());
   check_cuda_tensor(a, a, "a");
@@ -238,9 +237,9 @@ at::Tensor mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_
   return call.d;
 }
 
-#define FP8GEMM_TORCH_CUDA_CHECK(call)                                                              \
-  do {                                                                                              \
-    const cudaError_t fp8gemm_err = (call);                                                         \
+#define FP8GEMM_TORCH_CUDA_CHECK(call)                                                            \
+  do {                                                                                            \
+    const cudaError_t fp8gemm_err = (call);                                                       \
     TORCH_CHECK(fp8gemm_err == cudaSuccess, #call, " failed: ", cudaGetErrorString(fp8gemm_err)); \
   } while (0)
 
@@ -316,10 +315,12 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.def("launch_clock(bool reset=False) -> int[]", &launch_clock);
   // For benchmarks: the C++ driver's timing of mm's launch in this process
   // (driver_launch_us), and back-to-back launches from C++ (driver_back_to_back_us).
-  m.def("driver_launch_us(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor(f!) flush, int launches, "
-        "str step=\"last\") -> float[]");
-  m.def("driver_back_to_back_us(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, int launches, "
-        "str step=\"last\") -> float");
+  m.def(
+      "driver_launch_us(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor(f!) flush, int launches, "
+      "str step=\"last\") -> float[]");
+  m.def(
+      "driver_back_to_back_us(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, int launches, "
+      "str step=\"last\") -> float");
 }
 
 TORCH_LIBRARY_IMPL(fp8gemm, CUDA, m) {
