@@ -1,7 +1,7 @@
 """torch.ops.fp8gemm.mm against torch._scaled_mm through PyTorch, on the ladder's shapes, with
 fp8gemm_bench's inputs (random normal A and B quantized per tensor to e4m3, per-tensor scales,
-BF16 out) and its timing: the L2 flushed before every call (outside the timed events), CUDA
-events around the call alone, the median of the calls. It also reports the CPU time of a call
+BF16 out) and its timing: the GPU kept busy (a spin, then the L2 flush) before every call,
+outside the timed events, CUDA events around the call alone, the median of the calls. It also reports the CPU time of a call
 (a loop of calls with no synchronization between them, over the number of calls).
 
 What the binding costs on the CPU, in this process: each of 100 calls timed on the CPU as
@@ -24,7 +24,9 @@ And back to back: 200 calls with nothing between them (no flush, no wait), CUDA 
 them all, per call: the operator from Python (fp8gemm_back_to_back_us), the library's launch
 from a C++ loop (driver_back_to_back_us) and torch._scaled_mm (scaled_mm_back_to_back_us). Where
 a call costs the CPU more than the kernel takes the GPU, the GPU waits for the CPU and these show
-the CPU's cost per call; elsewhere the kernel's.
+the CPU's cost per call; elsewhere the kernel's. The same calls captured in a CUDA graph and
+replayed (fp8gemm_graph_us, scaled_mm_graph_us; graph_calls of them, their outputs within 2 GiB)
+take the CPU out.
 
 With --driver-json (fp8gemm_bench's JSON for the same step and shapes, made in the same session)
 it also compares with the C++ driver's own process: its device time minus the driver's for the
@@ -44,6 +46,17 @@ import torch
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (64, 2112, 7168), (1024, 1024, 16384), (128, 7168, 16384)]
 L2_FLUSH_BYTES = 121 << 20  # 2 x the H200's 60 MiB L2 + 1 MiB, as fp8gemm_bench
+# Before each timed call, a kernel that spins this many GPU clock cycles (about 50 us at the
+# H200's 1.98 GHz) ahead of the flush: the GPU stays busy while Python enqueues the call, so the
+# events time the GEMM and not a CPU that the GPU waited for (the flush alone, about 40 us, did
+# not always cover a call's CPU time: issue 13's run 8).
+SPIN_CYCLES = 100_000
+
+
+def busy_gpu(flush):
+    """Makes the GPU busy before a timed call: the spin, then the L2 flush."""
+    torch.cuda._sleep(SPIN_CYCLES)
+    flush.zero_()
 
 
 def median_us(call, flush, repetitions=100):
@@ -52,7 +65,7 @@ def median_us(call, flush, repetitions=100):
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
     for _ in range(repetitions):
-        flush.zero_()
+        busy_gpu(flush)
         start.record()
         call()
         stop.record()
@@ -70,12 +83,13 @@ def interleaved_us(call, driver_launch, flush, repetitions=100):
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     ours, driver = [], []
     for _ in range(repetitions):
-        flush.zero_()
+        busy_gpu(flush)
         start.record()
         call()
         stop.record()
         stop.synchronize()
         ours.append(start.elapsed_time(stop) * 1e3)
+        torch.cuda._sleep(SPIN_CYCLES)  # the driver's launch then writes the flush itself
         (launch_us,) = driver_launch()
         driver.append(launch_us)
     return ours, driver
@@ -90,6 +104,29 @@ def back_to_back_us(call, calls=200):
     start.record()
     for _ in range(calls):
         call()
+    stop.record()
+    stop.synchronize()
+    return start.elapsed_time(stop) * 1e3 / calls
+
+
+def graph_back_to_back_us(call, calls):
+    """Device time per call of `calls` calls captured in one CUDA graph, replayed with events
+    around the replay: what a model under CUDA graphs pays, the CPU out of the way."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            call()  # warm-up on the capturing stream
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side):
+        for _ in range(calls):
+            call()
+    graph.replay()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    graph.replay()
     stop.record()
     stop.synchronize()
     return start.elapsed_time(stop) * 1e3 / calls
@@ -210,6 +247,10 @@ def main():
         row["driver_back_to_back_us"] = torch.ops.fp8gemm.driver_back_to_back_us(a, b, scale_a, scale_b, 200,
                                                                                   step=args.step)
         row["scaled_mm_back_to_back_us"] = back_to_back_us(theirs)
+        graph_calls = max(10, min(200, (1 << 31) // (2 * m * n)))  # their outputs within 2 GiB
+        row["graph_calls"] = graph_calls
+        row["fp8gemm_graph_us"] = graph_back_to_back_us(ours, graph_calls)
+        row["scaled_mm_graph_us"] = graph_back_to_back_us(theirs, graph_calls)
         call_median, call_mean, body, launch = host_breakdown_us(ours, flush)
         row.update({"call_host_us": call_median, "call_host_mean_us": call_mean, "body_host_us": body,
                     "launch_host_us": launch, "dispatch_us": call_mean - body, "binding_cpp_us": body - launch,

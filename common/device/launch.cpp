@@ -2,6 +2,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -35,13 +36,36 @@ Status refuse_block_scales_without_promotion(const GemmArgs& args) {
   return Status::success();
 }
 
+Status once_per_kernel(const void* kernel, KernelFact what, size_t value,
+                       Status (*check)(const void* kernel, size_t value)) {
+  static std::mutex mutex;
+  static std::set<std::tuple<int, const void*, KernelFact, size_t>> done;  // device, kernel, what, value
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return check(kernel, value);  // it reports what is wrong with the device
+  }
+  const auto key = std::make_tuple(device, kernel, what, value);
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (done.count(key) != 0) return Status::success();
+  }
+  const Status status = check(kernel, value);
+  if (status.ok()) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    done.insert(key);
+  }
+  return status;
+}
+
 Status reserve_dynamic_shared_memory(const void* kernel, size_t bytes) {
-  const cudaError_t err =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-  if (err == cudaSuccess) return Status::success();
-  cudaGetLastError();  // clear it: the error is reported here
-  return Status::error(StatusCode::kRuntimeError, "cannot reserve " + std::to_string(bytes) +
-                                                      " bytes of shared memory: " + cudaGetErrorString(err));
+  return once_per_kernel(kernel, KernelFact::kDynamicSharedMemory, bytes, [](const void* k, size_t b) {
+    const cudaError_t err = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(b));
+    if (err == cudaSuccess) return Status::success();
+    cudaGetLastError();  // clear it: the error is reported here
+    return Status::error(StatusCode::kRuntimeError,
+                         "cannot reserve " + std::to_string(b) + " bytes of shared memory: " + cudaGetErrorString(err));
+  });
 }
 
 Status clear_amax(const GemmArgs& args) {

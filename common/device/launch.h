@@ -86,8 +86,25 @@ inline bool has_block_scales(const GemmArgs& args) {
 Status refuse_block_scales_without_promotion(const GemmArgs& args);
 
 /// Lets `kernel` (a __global__ function) use `bytes` of dynamic shared
-/// memory; kRuntimeError with the runtime's reason if it cannot.
+/// memory; kRuntimeError with the runtime's reason if it cannot. The runtime
+/// is asked once per device, kernel and size (once_per_kernel()).
 Status reserve_dynamic_shared_memory(const void* kernel, size_t bytes);
+
+/// What once_per_kernel() remembers of a kernel.
+enum class KernelFact {
+  kDynamicSharedMemory,  ///< it may use `value` bytes of dynamic shared memory (reserve_dynamic_shared_memory)
+  kSm90aImage,           ///< its image is the sm_90a one (sm90::kernel_has_sm90a_image)
+};
+
+/// `check()` (a query or setting of `kernel` whose answer holds as long as
+/// the program runs) the first time a launch on the current device asks for
+/// this fact with this `value`; later calls return success without it. A
+/// failure is returned and not remembered: the next call asks again. Each
+/// such call to the runtime costs a launch about a microsecond of CPU time,
+/// which matters where a GEMM takes ten (the PyTorch operator's chapter
+/// measures it).
+Status once_per_kernel(const void* kernel, KernelFact what, size_t value,
+                       Status (*check)(const void* kernel, size_t value));
 
 /// Sets *args.d_amax to 0 on args.stream, before a kernel that folds each
 /// block's amax into it with an atomic max; success when d_amax is null.

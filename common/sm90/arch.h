@@ -24,6 +24,7 @@
 #include <string>
 
 #include "common/api/gemm.h"
+#include "common/device/launch.h"
 #include "common/portability.h"
 
 #if !defined(FP8GEMM_CUDA)
@@ -77,20 +78,25 @@ inline Status require_sm90a_gpu() {
 /// this GPU at all fails here too.
 template <typename Kernel>
 Status kernel_has_sm90a_image(Kernel kernel, size_t static_shared_bytes) {
-  cudaFuncAttributes attributes{};
-  const cudaError_t err = cudaFuncGetAttributes(&attributes, kernel);
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    return Status::error(StatusCode::kNotSupported, std::string("no kernel image for this GPU (") +
-                                                        cudaGetErrorString(err) +
-                                                        "); build with CMAKE_CUDA_ARCHITECTURES including 90a");
-  }
-  if (attributes.sharedSizeBytes < static_shared_bytes) {
-    return Status::error(StatusCode::kNotSupported,
-                         "the kernel was built without sm_90a (wgmma) code; "
-                         "build with CMAKE_CUDA_ARCHITECTURES including 90a");
-  }
-  return Status::success();
+  // Asked of the runtime once per device and kernel (once_per_kernel).
+  return once_per_kernel(reinterpret_cast<const void*>(kernel), KernelFact::kSm90aImage, static_shared_bytes,
+                         [](const void* k, size_t bytes) {
+                           cudaFuncAttributes attributes{};
+                           const cudaError_t err = cudaFuncGetAttributes(&attributes, k);
+                           if (err != cudaSuccess) {
+                             cudaGetLastError();
+                             return Status::error(StatusCode::kNotSupported,
+                                                  std::string("no kernel image for this GPU (") +
+                                                      cudaGetErrorString(err) +
+                                                      "); build with CMAKE_CUDA_ARCHITECTURES including 90a");
+                           }
+                           if (attributes.sharedSizeBytes < bytes) {
+                             return Status::error(StatusCode::kNotSupported,
+                                                  "the kernel was built without sm_90a (wgmma) code; "
+                                                  "build with CMAKE_CUDA_ARCHITECTURES including 90a");
+                           }
+                           return Status::success();
+                         });
 }
 
 }  // namespace sm90
