@@ -52,6 +52,13 @@ a value with spaces is quoted ("..."). Kinds and their keys:
             A's over B's; a case is [contender@]<shape>[/<scales>/<epilogue>/<out>], the
             contender defaulting to step=; bars= adds the ratio each row must reach
             (- for none) and whether it does
+  torch     json=FILE
+            the PyTorch operator's benchmark (pytorch/bench_fp8gemm_op.py): a row per shape
+            with the device time of the C++ driver's launch and of the operator in the same
+            process, their paired difference beside the driver's against itself, back-to-back
+            calls (C++ loop, operator, torch._scaled_mm), the operator and torch._scaled_mm in
+            a CUDA graph, and the CPU time of a call (the operator, the library's launch in it,
+            torch._scaled_mm)
   slices    json=FILE step=STEP [shapes=MxNxK,...]  (or csv=FILE [shapes=...])
             a step's time against the slice count forced (fp8gemm_bench --split_k_counts, the
             `splits` phase of bench/measure_h200.sh; csv= reads the older CSV of that phase,
@@ -751,10 +758,35 @@ def slices_table(keys):
     return markdown_table(header, body, "ll" + "r" * (len(header) - 2)) + ["", source]
 
 
+def torch_table(keys):
+    """The PyTorch operator against the C++ driver and torch._scaled_mm, from one run of
+    pytorch/bench_fp8gemm_op.py (its JSON's fields are described in its docstring)."""
+    name, path = one_file(keys, "json")
+    with open(path) as f:
+        results = json.load(f)
+
+    def us(value, signed=False):
+        return DASH if value is None else (f"{value:+.2f}" if signed else f"{value:.1f}")
+
+    header = ["shape", "C++ driver µs", "operator µs", "operator − driver µs", "driver − driver µs",
+              "back to back: C++ loop µs", "operator µs", "torch._scaled_mm µs", "CUDA graph: operator µs",
+              "torch._scaled_mm µs", "CPU per call: operator µs", "its library launch µs", "torch._scaled_mm µs"]
+    body = []
+    for r in results["results"]:
+        body.append([shape_text(r["shape"]), us(r.get("driver_us")), us(r.get("fp8gemm_us")),
+                     us(r.get("binding_device_paired_us"), True), us(r.get("control_paired_us"), True),
+                     us(r.get("driver_back_to_back_us")), us(r.get("fp8gemm_back_to_back_us")),
+                     us(r.get("scaled_mm_back_to_back_us")), us(r.get("fp8gemm_graph_us")),
+                     us(r.get("scaled_mm_graph_us")), us(r.get("call_host_mean_us")), us(r.get("launch_host_us")),
+                     us(r.get("scaled_mm_call_host_us"))])
+    context = {"git_commit": results.get("commit"), "gpu": f"{results.get('gpu')}, torch {results.get('torch')}"}
+    return markdown_table(header, body, "l" + "r" * (len(header) - 1)) + ["", source_line([name], [context], keys)]
+
+
 KINDS = {"ladder": ladder_table, "shapes": shapes_table, "fast": fast_table, "sweep": sweep_table,
          "counters": counters_table, "constraints": constraints_table, "calibration": calibration_table,
          "epilogue": epilogue_table, "builds": builds_table, "ratios": ratios_table,
-         "splitk": split_k_table, "slices": slices_table}
+         "splitk": split_k_table, "slices": slices_table, "torch": torch_table}
 
 
 def generate(spec):

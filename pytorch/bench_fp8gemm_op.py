@@ -1,8 +1,9 @@
 """torch.ops.fp8gemm.mm against torch._scaled_mm through PyTorch, on the ladder's shapes, with
 fp8gemm_bench's inputs (random normal A and B quantized per tensor to e4m3, per-tensor scales,
 BF16 out) and its timing: the GPU kept busy (a spin, then the L2 flush) before every call,
-outside the timed events, CUDA events around the call alone, the median of the calls. It also reports the CPU time of a call
-(a loop of calls with no synchronization between them, over the number of calls).
+outside the timed events, CUDA events around the call alone, the median of the calls. It also
+reports the CPU time of a call (a loop of calls with no synchronization between them, over the
+number of calls).
 
 What the binding costs on the CPU, in this process: each of 100 calls timed on the CPU as
 fp8gemm_bench times a launch (the L2 flush enqueued first, so the GPU is busy and the call never
@@ -19,14 +20,17 @@ same tensors, 100 pairs:
   fp8gemm_us, driver_us     the medians of the two
   binding_device_us         fp8gemm_us - driver_us
   binding_device_paired_us  the median of the 100 differences, call by call
+  control_paired_us         the same for two launches of the driver in a row: the spread of one
+                            launch against the next, the floor of what this can resolve
 
-And back to back: 200 calls with nothing between them (no flush, no wait), CUDA events around
-them all, per call: the operator from Python (fp8gemm_back_to_back_us), the library's launch
+And back to back: about 20 ms of calls (back_to_back_calls, 20 to 200) with nothing between them
+(no flush, no wait), CUDA events around them all, per call, the median of three rounds that
+alternate the three: the operator from Python (fp8gemm_back_to_back_us), the library's launch
 from a C++ loop (driver_back_to_back_us) and torch._scaled_mm (scaled_mm_back_to_back_us). Where
 a call costs the CPU more than the kernel takes the GPU, the GPU waits for the CPU and these show
-the CPU's cost per call; elsewhere the kernel's. The same calls captured in a CUDA graph and
-replayed (fp8gemm_graph_us, scaled_mm_graph_us; graph_calls of them, their outputs within 2 GiB)
-take the CPU out.
+the CPU's cost per call; elsewhere the kernel's (binding_back_to_back_us: the operator's minus the
+C++ loop's). The same calls captured in a CUDA graph and replayed (fp8gemm_graph_us,
+scaled_mm_graph_us; graph_calls of them, their outputs within 2 GiB) take the CPU out.
 
 With --driver-json (fp8gemm_bench's JSON for the same step and shapes, made in the same session)
 it also compares with the C++ driver's own process: its device time minus the driver's for the
@@ -75,13 +79,14 @@ def median_us(call, flush, repetitions=100):
 
 
 def interleaved_us(call, driver_launch, flush, repetitions=100):
-    """Device times of `repetitions` calls (timed as median_us times one) each followed by one
-    driver_launch(), which times a launch itself and returns [us]: the two lists, in order."""
+    """Device times of `repetitions` rounds of: a call (timed as median_us times one), then two
+    driver_launch()es, each of which times a launch itself and returns [us]. The three lists, in
+    order; the two of the driver give the spread of one launch against the next (the control)."""
     for _ in range(10):
         call()
         driver_launch()
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    ours, driver = [], []
+    ours, driver, control = [], [], []
     for _ in range(repetitions):
         busy_gpu(flush)
         start.record()
@@ -89,15 +94,16 @@ def interleaved_us(call, driver_launch, flush, repetitions=100):
         stop.record()
         stop.synchronize()
         ours.append(start.elapsed_time(stop) * 1e3)
-        torch.cuda._sleep(SPIN_CYCLES)  # the driver's launch then writes the flush itself
-        (launch_us,) = driver_launch()
-        driver.append(launch_us)
-    return ours, driver
+        for times in (driver, control):
+            torch.cuda._sleep(SPIN_CYCLES)  # the driver's launch then writes the flush itself
+            (launch_us,) = driver_launch()
+            times.append(launch_us)
+    return ours, driver, control
 
 
-def back_to_back_us(call, calls=200):
+def back_to_back_us(call, calls):
     """Device time per call of `calls` calls with nothing between them, events around them all."""
-    for _ in range(10):
+    for _ in range(3):
         call()
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     torch.cuda.synchronize()
@@ -236,17 +242,26 @@ def main():
             return torch.ops.fp8gemm.driver_launch_us(a, b, scale_a, scale_b, flush, 1, step=args.step)
 
         shape = f"{m}x{n}x{k}"
-        ours_us, driver_us = interleaved_us(ours, driver_launch, flush)
+        ours_us, driver_us, control_us = interleaved_us(ours, driver_launch, flush)
         row = {"shape": shape, "fp8gemm_us": statistics.median(ours_us), "driver_us": statistics.median(driver_us)}
         row["binding_device_us"] = row["fp8gemm_us"] - row["driver_us"]
         row["binding_device_paired_us"] = statistics.median(x - y for x, y in zip(ours_us, driver_us))
+        row["control_paired_us"] = statistics.median(x - y for x, y in zip(control_us, driver_us))
         row.update({"scaled_mm_us": median_us(theirs, flush), "fp8gemm_host_us": host_us(ours),
                     "scaled_mm_host_us": host_us(theirs)})
-        row["fp8gemm_back_to_back_us"] = back_to_back_us(ours)
-        torch.ops.fp8gemm.driver_back_to_back_us(a, b, scale_a, scale_b, 10, step=args.step)  # warm-up
-        row["driver_back_to_back_us"] = torch.ops.fp8gemm.driver_back_to_back_us(a, b, scale_a, scale_b, 200,
-                                                                                  step=args.step)
-        row["scaled_mm_back_to_back_us"] = back_to_back_us(theirs)
+        # Back to back, about 20 ms of calls each time, three rounds alternating the three.
+        calls = max(20, min(200, int(20000 / row["driver_us"])))
+        row["back_to_back_calls"] = calls
+        rounds = {"fp8gemm": [], "driver": [], "scaled_mm": []}
+        for _ in range(3):
+            rounds["fp8gemm"].append(back_to_back_us(ours, calls))
+            torch.ops.fp8gemm.driver_back_to_back_us(a, b, scale_a, scale_b, 3, step=args.step)  # warm-up
+            rounds["driver"].append(torch.ops.fp8gemm.driver_back_to_back_us(a, b, scale_a, scale_b, calls,
+                                                                             step=args.step))
+            rounds["scaled_mm"].append(back_to_back_us(theirs, calls))
+        for name, values in rounds.items():
+            row[f"{name}_back_to_back_us"] = statistics.median(values)
+        row["binding_back_to_back_us"] = row["fp8gemm_back_to_back_us"] - row["driver_back_to_back_us"]
         graph_calls = max(10, min(200, (1 << 31) // (2 * m * n)))  # their outputs within 2 GiB
         row["graph_calls"] = graph_calls
         row["fp8gemm_graph_us"] = graph_back_to_back_us(ours, graph_calls)
