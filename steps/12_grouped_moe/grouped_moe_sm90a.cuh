@@ -114,10 +114,14 @@ constexpr int kSmallTileN = 64;
 // 1.04-1.07x). Not above: its m64n64 wgmmas read shared memory at its limit,
 // and 1024 x 1024 x 16384 ran at 0.92x on it.
 constexpr int kMediumTileMaxM = 128;
-// The grouped order: 8 rows of cluster tiles per group. A wave of 66
-// clusters then covers 8 rows x about 8 columns of 128 x 256 cluster tiles,
-// as step 10's wave of 132 blocks covered 8 x 17 tiles of 128 x 128.
-constexpr int kGroupRows = 8;
+// The grouped order: groups 2048 rows of D high, whatever the tile, so 16 rows
+// of the 128 x 256 cluster tiles (a wave of 66 clusters covers 16 rows x about
+// 4 columns of them) and 8 of the wide tile's 256 x 256. Steps 09-11 group 8
+// rows of tiles; 16 here ran the 128 x 128 kernels 1-4 % faster and the wide
+// kernel 1-3 % slower, 32 slower still (issue 11 run 40), and 2048 rows ran
+// the 128 x 128 kernels 1-7 % faster than 8 rows, the wide one unchanged
+// (run 41; the chapter, "The tile order's groups").
+constexpr int kGroupHeight = 2048;
 // Grouped GEMMs: the masked layout's counts are copied into shared memory
 // (clamped), where every role's walk reads them; at most this many experts.
 constexpr int kMaxExperts = 1024;
@@ -271,6 +275,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   constexpr uint32_t kTileBytesA = T::kTileBytesA, kTileBytesB = T::kTileBytesB, kStageBytes = T::kStageBytes;
   constexpr int kCluster = T::kClusterBlocks;
   constexpr bool kWide = T::kHasKernels == TileKernels::kFastPlain;  // the 128 x 256 tile of fast accumulation
+  // Rows of cluster tiles per group of the tile order (kGroupHeight rows of D).
+  constexpr int kGroupRows = kGroupHeight / (T::kShareB ? kBlockM * kCluster : kBlockM);
+  static_assert(kGroupRows >= 1 && kGroupHeight % (T::kShareB ? kBlockM * kCluster : kBlockM) == 0);
   using SharedTiles = typename T::SharedTiles;
   using StageScales = typename T::StageScales;
   __shared__ uint64_t full_barrier[kStages];     // the TMA has filled the stage
