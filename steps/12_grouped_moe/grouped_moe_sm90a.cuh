@@ -172,6 +172,10 @@ struct Tile {
   static constexpr uint32_t kBoxBytesA = kBoxRowsA * kBlockK;
   static constexpr int kBoxRowsB = kShareB ? kN / kCluster : kN;
   static constexpr uint32_t kBoxBytesB = kBoxRowsB * kBlockK;
+  // Rows of D in a cluster tile (what the tile order walks), and rows of
+  // cluster tiles per group of that order: kGroupHeight rows of D.
+  static constexpr int kClusterTileRows = kShareB ? kM * kCluster : kM;
+  static constexpr int kGroupRows = kGroupHeight / kClusterTileRows;
   static constexpr int kConsumerWarpgroups = kM / 64;
   static constexpr int kThreads = (kConsumerWarpgroups + 1) * sm90::kWarpgroupThreads;  // + 1 producer warpgroup
   static constexpr int kConsumerWarps = kConsumerWarpgroups * sm90::kWarpgroupThreads / kWarpSize;
@@ -212,6 +216,8 @@ struct Tile {
   static_assert(kN == 64 || kN == 128 || (kN == 256 && kKernels == TileKernels::kFastPlain),
                 "the N of wgmma_m64nk32 (256: fast accumulation only)");
   static_assert(kCluster == 1 || kCluster == 2, "clusters of one block or two");
+  static_assert(kGroupRows >= 1 && kGroupHeight % kClusterTileRows == 0,
+                "the tile order's groups hold whole rows of cluster tiles");
   static_assert(kBoxBytesA % 1024 == 0 && kBoxBytesB % 1024 == 0,
                 "each block's part of A or B must keep the swizzle's 1024-byte alignment");
   static_assert(kTileBytesA % 1024 == 0 && kTileBytesB % 1024 == 0, "tiles must keep 1024-byte alignment");
@@ -275,9 +281,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   constexpr uint32_t kTileBytesA = T::kTileBytesA, kTileBytesB = T::kTileBytesB, kStageBytes = T::kStageBytes;
   constexpr int kCluster = T::kClusterBlocks;
   constexpr bool kWide = T::kHasKernels == TileKernels::kFastPlain;  // the 128 x 256 tile of fast accumulation
-  // Rows of cluster tiles per group of the tile order (kGroupHeight rows of D).
-  constexpr int kGroupRows = kGroupHeight / (T::kShareB ? kBlockM * kCluster : kBlockM);
-  static_assert(kGroupRows >= 1 && kGroupHeight % (T::kShareB ? kBlockM * kCluster : kBlockM) == 0);
+  constexpr int kGroupRows = T::kGroupRows;  // rows of cluster tiles per group of the tile order
   using SharedTiles = typename T::SharedTiles;
   using StageScales = typename T::StageScales;
   __shared__ uint64_t full_barrier[kStages];     // the TMA has filled the stage
