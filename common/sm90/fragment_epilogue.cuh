@@ -255,29 +255,23 @@ __device__ __forceinline__ void store_tile_directly(const float (&y)[kBlockN / 2
   }
 }
 
-/// Stores the warpgroup's 64 x kBlockN part of D through shared memory and
-/// the TMA. Each thread writes its y into boxes of 64 rows x 128 bytes laid
-/// out in the TMA's 128-byte swizzle (BF16 with stmatrix, 4 rows of 16 bytes
-/// per lane and instruction; FP32 and FP8 with plain stores: stmatrix moves
-/// 16-bit values only); the warpgroup meets at named barrier `barrier`, and
-/// one thread hands the boxes to the TMA, which writes whole rows and skips
-/// what lies past M or N. Box b is at shared-window address
-/// `first_box + b * box_stride`, 1024-byte aligned: the kernels reuse the
+/// Writes the warpgroup's 64 x kBlockN part of D, as D's type, into shared
+/// memory: boxes of 64 rows x 128 bytes laid out in the TMA's 128-byte
+/// swizzle (BF16 with stmatrix, 4 rows of 16 bytes per lane and instruction;
+/// FP32 and FP8 with plain stores: stmatrix moves 16-bit values only). Each
+/// warp writes the 16 rows of its fragment. Box b is at shared-window address
+/// `first_box + b * box_stride`, 1024-byte aligned: step 07 reuses the
 /// warpgroup's share of the A tiles of stages 0, 1, ..., idle once the
-/// mainloop is over. kBlockN * sizeof(D's element) must be a multiple of 128.
-/// kWaitForRead: the issuing thread waits until the TMA has read the boxes
-/// (the block may then exit or overwrite them); a persistent kernel passes
-/// false and waits only before it writes the boxes again.
-template <OutputType kOut, int kBlockN, bool kWaitForRead = true>
-__device__ __forceinline__ void store_tile_through_tma(const float (&y)[kBlockN / 2], const GemmArgs& args,
-                                                       const CUtensorMap* map_d, uint32_t first_box,
-                                                       uint32_t box_stride, int barrier, int tile_row, int tile_col,
-                                                       float inverse_d_scale) {
+/// mainloop is over; the persistent steps have a D buffer of their own.
+/// kBlockN * sizeof(D's element) must be a multiple of 128.
+template <OutputType kOut, int kBlockN>
+__device__ __forceinline__ void write_tile_to_boxes(const float (&y)[kBlockN / 2], uint32_t first_box,
+                                                    uint32_t box_stride, float inverse_d_scale) {
   using T = OutputElement<kOut>;
   constexpr int kBoxBytesPerRow = 128;  // the swizzle's row
   constexpr int kBoxColumns = kBoxBytesPerRow / static_cast<int>(sizeof(T));
-  constexpr int kBoxes = kTmaStoreBoxes<kOut, kBlockN>;
-  static_assert(kBoxes * kBoxColumns == kBlockN, "the tile's rows must fill whole 128-byte boxes");
+  static_assert(kTmaStoreBoxes<kOut, kBlockN> * kBoxColumns == kBlockN,
+                "the tile's rows must fill whole 128-byte boxes");
   const auto box_address = [&](int box) { return first_box + box * box_stride; };
   const int lane = threadIdx.x % kWarpSize;
   const int warp_row = (threadIdx.x % kWarpgroupThreads) / kWarpSize * 16;  // the warp's 16 rows of the 64
@@ -320,31 +314,113 @@ __device__ __forceinline__ void store_tile_through_tma(const float (&y)[kBlockN 
       }
     }
   }
+}
+
+/// Stores the warpgroup's 64 x kBlockN part of D through shared memory and
+/// the TMA: write_tile_to_boxes(), then the warpgroup meets at named barrier
+/// `barrier`, and one thread hands the boxes to the TMA, which writes whole
+/// rows and skips what lies past M or N. kWaitForRead: the issuing thread
+/// waits until the TMA has read the boxes (the block may then exit or
+/// overwrite them); a persistent kernel passes false and waits only before it
+/// writes the boxes again.
+template <OutputType kOut, int kBlockN, bool kWaitForRead = true>
+__device__ __forceinline__ void store_tile_through_tma(const float (&y)[kBlockN / 2], const GemmArgs& args,
+                                                       const CUtensorMap* map_d, uint32_t first_box,
+                                                       uint32_t box_stride, int barrier, int tile_row, int tile_col,
+                                                       float inverse_d_scale) {
+  constexpr int kBoxColumns = 128 / static_cast<int>(sizeof(OutputElement<kOut>));
+  write_tile_to_boxes<kOut, kBlockN>(y, first_box, box_stride, inverse_d_scale);
   fence_shared_for_tma();  // every thread: its stores, visible to the TMA
   named_barrier_sync(barrier, kWarpgroupThreads);
   if (threadIdx.x % kWarpgroupThreads == 0 && tile_row < args.m) {
 #pragma unroll
-    for (int box = 0; box < kBoxes; ++box) {
-      tma_store_2d(map_d, box_address(box), tile_col + box * kBoxColumns, tile_row);
+    for (int box = 0; box < kTmaStoreBoxes<kOut, kBlockN>; ++box) {
+      tma_store_2d(map_d, first_box + box * box_stride, tile_col + box * kBoxColumns, tile_row);
     }
     tma_store_commit_group();
     if constexpr (kWaitForRead) tma_store_wait_read();  // the block must not exit while the TMA still reads
   }
 }
 
+/// Stores the warpgroup's 64 x kBlockN part of D where the TMA cannot write
+/// it (D's rows not on 16-byte boundaries: an odd N, ldd or pointer), through
+/// the boxes of write_tile_to_boxes(). Each warp reads back the 16 rows it
+/// wrote and stores them one row at a time, lane l taking columns l, l + 32,
+/// ...: one store instruction writes 32 neighbouring elements (64 bytes of
+/// BF16, in two or three 32-byte sectors), where store_tile_directly()'s
+/// element stores write pieces of 8 rows (8 sectors, 8 bytes used in each).
+/// Rows past M and columns past N are not written. Only the warp meets: it
+/// reads only what it wrote, and has read it all before it returns (so the
+/// next unit may write the boxes again).
+template <OutputType kOut, int kBlockN>
+__device__ __forceinline__ void store_tile_through_shared_rows(const float (&y)[kBlockN / 2], const GemmArgs& args,
+                                                               uint32_t first_box, uint32_t box_stride, int tile_row,
+                                                               int tile_col, float inverse_d_scale) {
+  using T = OutputElement<kOut>;
+  static_assert(sizeof(T) <= 2, "FP32 has no boxes of its own here: it is stored from the registers");
+  write_tile_to_boxes<kOut, kBlockN>(y, first_box, box_stride, inverse_d_scale);
+  __syncwarp();  // the warp's shared stores, visible to its own lanes
+  const int lane = threadIdx.x % kWarpSize;
+  const int warp_row = (threadIdx.x % kWarpgroupThreads) / kWarpSize * 16;  // the warp's 16 rows of the 64
+  const int64_t rows_left = args.m - (tile_row + warp_row);
+  const int64_t cols_left = args.n - tile_col;
+  // Eight rows at a time: every load first (the boxes hold all 64 rows, past
+  // M too), then the stores, so the loads' latency is paid once per eight rows.
+  constexpr int kRowsAtOnce = 8, kPerRow = kBlockN / kWarpSize;
+#pragma unroll 1
+  for (int first = 0; first < 16 && first < rows_left; first += kRowsAtOnce) {
+    uint16_t codes[kRowsAtOnce][kPerRow];  // PTX has no 8-bit register: FP8 codes zero-extended
+#pragma unroll
+    for (int r = 0; r < kRowsAtOnce; ++r) {
+#pragma unroll
+      for (int i = 0; i < kPerRow; ++i) {
+        const int byte = (lane + kWarpSize * i) * static_cast<int>(sizeof(T));
+        const uint32_t address =
+            swizzled_128b_address(first_box + byte / 128 * box_stride, warp_row + first + r, byte % 128);
+        if constexpr (sizeof(T) == 2) {
+          asm volatile("ld.shared.u16 %0, [%1];" : "=h"(codes[r][i]) : "r"(address) : "memory");
+        } else {
+          asm volatile("ld.shared.u8 %0, [%1];" : "=h"(codes[r][i]) : "r"(address) : "memory");
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRowsAtOnce; ++r) {
+      if (first + r >= rows_left) break;
+      T* const d_row = static_cast<T*>(args.d) + (tile_row + warp_row + first + r) * args.ldd + tile_col;
+#pragma unroll
+      for (int i = 0; i < kPerRow; ++i) {
+        if (lane + kWarpSize * i < cols_left) d_row[lane + kWarpSize * i] = static_cast<T>(codes[r][i]);
+      }
+    }
+  }
+  __syncwarp();  // every lane's loads done before any lane writes the boxes again
+}
+
 /// The warpgroup's part of D, through the TMA where the launcher allows it
-/// (see store_tile_through_tma() for the boxes and kWaitForRead), else
-/// straight from the registers.
+/// (see store_tile_through_tma() for the boxes and kWaitForRead), else through
+/// the same boxes a row at a time where the kernel asks for it
+/// (`through_shared_rows`, step 12), else straight from the registers. A
+/// tile whose rows do not fill whole 128-byte boxes (FP32, which the boxes
+/// are not sized for; FP8 on a 64-column tile) always goes straight.
 template <OutputType kOut, int kBlockN, bool kWaitForRead = true>
 __device__ __forceinline__ void store_tile(const float (&y)[kBlockN / 2], const GemmArgs& args, bool store_through_tma,
                                            const CUtensorMap* map_d, uint32_t first_box, uint32_t box_stride,
                                            int barrier, int tile_row, int tile_col, int row0, int col0,
-                                           float inverse_d_scale, bool pairs_aligned = true) {
+                                           float inverse_d_scale, bool pairs_aligned = true,
+                                           bool through_shared_rows = false) {
   if constexpr (kTmaStoreBoxes<kOut, kBlockN> * 128 == kBlockN * static_cast<int>(sizeof(OutputElement<kOut>))) {
     if (store_through_tma) {
       store_tile_through_tma<kOut, kBlockN, kWaitForRead>(y, args, map_d, first_box, box_stride, barrier, tile_row,
                                                           tile_col, inverse_d_scale);
       return;
+    }
+    if constexpr (kOut != OutputType::kFP32) {
+      if (through_shared_rows) {
+        store_tile_through_shared_rows<kOut, kBlockN>(y, args, first_box, box_stride, tile_row, tile_col,
+                                                      inverse_d_scale);
+        return;
+      }
     }
   }
   store_tile_directly<kOut, kBlockN>(y, args, row0, col0, inverse_d_scale, pairs_aligned);

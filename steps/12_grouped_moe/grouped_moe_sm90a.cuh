@@ -96,6 +96,11 @@ constexpr size_t kMaxSharedBytesPerBlock = 227 * 1024;  // the H200's opt-in lim
 // D leaves through shared memory and the TMA where D's rows end on 16-byte
 // boundaries (BF16 and FP8; FP32 straight from the registers).
 constexpr bool kStoreThroughTma = true;
+// How the consumers write D (the launcher chooses): through the D buffer and
+// the TMA; through the D buffer a row at a time, by whole warps (BF16 and FP8
+// rows off 16-byte boundaries: the chapter's "Rows anywhere, written by whole
+// warps"); or straight from the registers (FP32).
+enum class DStore { kTma, kSharedRows, kRegisters };
 // Split-K (step 08's heuristic): at most 8 slices, at least 12 K blocks each.
 constexpr int kMaxSlices = 8;
 constexpr int kMinKBlocksPerSlice = 12;
@@ -270,7 +275,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     grouped_moe_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
                                 const __grid_constant__ CUtensorMap tensor_map_b,
                                 const __grid_constant__ CUtensorMap tensor_map_d, GemmArgs args,
-                                const __grid_constant__ GroupedView groups, bool store_through_tma, int slices,
+                                const __grid_constant__ GroupedView groups, DStore d_store, int slices,
                                 float* workspace, unsigned* counters, float inverse_d_scale, bool d_pairs_aligned) {
 #if FP8GEMM_SM90A_DEVICE
   using namespace sm90;
@@ -557,9 +562,11 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // epilogue; a 1 x 128 or 128 x 128 operand contributes 1 there.
   // (B's are the unit's expert's: set per unit below.)
   const ConstantScales a_scales = constant_scales(args.a_scale_granularity, args.a_scale, args.a_scales);
-  // D through the TMA where the launcher allows it, never FP32 (its 4 boxes
-  // per warpgroup would not fit the D buffer, sized for BF16's 2).
-  const bool through_tma = store_through_tma && args.d_type != OutputType::kFP32;
+  // D through the TMA where the launcher allows it, or through the same
+  // buffer a row at a time; never FP32 (its 4 boxes per warpgroup would not
+  // fit the D buffer, sized for BF16's 2).
+  const bool through_tma = d_store == DStore::kTma && args.d_type != OutputType::kFP32;
+  const bool through_rows = d_store == DStore::kSharedRows && args.d_type != OutputType::kFP32;
   // D's boxes for the TMA store: this warpgroup's part of the D buffer, which
   // (unlike step 07's, in the idle A tiles) the ring never touches: the next
   // unit's tiles land while the TMA still reads this unit's D.
@@ -729,6 +736,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       // the others: they are rows of D too), nothing where none is.
       GemmArgs unit_args = args;
       bool warpgroup_through_tma = through_tma;
+      bool warpgroup_through_rows = through_rows;
       if (grouping != Grouping::kNone) {
         const int valid_rows =
             grouping == Grouping::kMasked
@@ -736,7 +744,11 @@ __global__ void __launch_bounds__(T::kThreads, 1)
                 : named_barrier_count(kRowsBarrier + warpgroup, kWarpgroupThreads, row_expert == u.expert);
         if (valid_rows == 0) return;
         unit_args.m = tile_row + valid_rows;
+        // The TMA would write all 64 rows of its box: an expert's last,
+        // partial rows go a row at a time (the rows after them belong to the
+        // next expert, or lie past a masked count and are never written).
         warpgroup_through_tma = through_tma && valid_rows == 64;
+        warpgroup_through_rows = through_rows || (through_tma && valid_rows < 64);
       }
       ConstantScales b_scales =
           constant_scales(args.b_scale_granularity, args.b_scale, expert_b_scales(args, u.expert));
@@ -761,7 +773,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         store_tile<kOut, kBlockN, /*kWaitForRead=*/false>(sums, unit_args, warpgroup_through_tma, &tensor_map_d,
                                                           first_box, kTmaStoreBoxBytes, kStoreBarrier + warpgroup,
                                                           tile_row, tile_col, row0, col0, inverse_d_scale,
-                                                          d_pairs_aligned);
+                                                          d_pairs_aligned, warpgroup_through_rows);
       };
       switch (args.d_type) {
         case OutputType::kBF16: store(std::integral_constant<OutputType, OutputType::kBF16>{}); break;
@@ -786,7 +798,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 #endif  // FP8GEMM_SM90A_DEVICE
 }
 
-using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, GemmArgs, GroupedView, bool,
+using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, GemmArgs, GroupedView, DStore,
                                 int, float*, unsigned*, float, bool);
 
 // The kernel for one tile shape, pair of formats (e4m3 or e5m2 each),
@@ -996,6 +1008,11 @@ std::string describe_grouped_moe_launch(const GemmArgs& args) {
   }
   if (plan.sm_count == 0) why += " (no GPU to count SMs on)";
   if (!operand_rows_aligned(args, 16)) why += "; A or B copied first to rows on 16-byte boundaries";
+  const int64_t d_row_bytes = plan.tile_n * static_cast<int64_t>(output_bytes(args.d_type));
+  if (args.d_type != OutputType::kFP32 && d_row_bytes % 128 == 0 &&  // a tile row fills whole boxes (store_tile)
+      ((args.n * static_cast<int64_t>(output_bytes(args.d_type))) % 16 != 0 || !output_rows_aligned(args, 16))) {
+    why += "; D's rows off 16-byte boundaries, written a row at a time by whole warps";
+  }
   return "split_k " + std::to_string(plan.slices) + " (" + why + ")" +
          (plan.slices > 1 ? ", added in a workspace" : "");
 }
@@ -1058,11 +1075,15 @@ Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan, const Gro
   // D through its buffer and the TMA, in boxes of 64 rows x 128 bytes, where
   // D's rows start and end on 16-byte boundaries (the TMA writes a row in
   // 16-byte pieces, see step 07) and D is BF16 or FP8 (the buffer is sized
-  // for BF16). Otherwise straight from the registers: by pairs of elements
-  // where a pair is aligned to its size, else one element at a time.
+  // for BF16). Other BF16 and FP8 rows go through the same buffer a row at a
+  // time, written by whole warps; FP32 straight from the registers: by pairs
+  // of elements where a pair is aligned to its size, else one at a time.
   const int d_bytes = static_cast<int>(output_bytes(args.d_type));
   const bool store_through_tma = kStoreThroughTma && args.d_type != OutputType::kFP32 && (args.n * d_bytes) % 16 == 0 &&
                                  output_rows_aligned(args, 16);
+  const DStore d_store = store_through_tma                  ? DStore::kTma
+                         : args.d_type != OutputType::kFP32 ? DStore::kSharedRows
+                                                            : DStore::kRegisters;
   const bool d_pairs_aligned = reinterpret_cast<uintptr_t>(args.d) % (2 * d_bytes) == 0 && args.ldd % 2 == 0;
   CUtensorMap map_d{};
   if (store_through_tma) {
@@ -1108,8 +1129,8 @@ Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan, const Gro
   }
   const cudaError_t launched =
       sm90::launch_in_clusters(kernel, static_cast<unsigned>(plan.blocks), T::kThreads, T::kDynamicSharedBytes,
-                               args.stream, T::kClusterBlocks, map_a, map_b, map_d, args, groups, store_through_tma,
-                               plan.slices, workspace, counters,
+                               args.stream, T::kClusterBlocks, map_a, map_b, map_d, args, groups, d_store, plan.slices,
+                               workspace, counters,
                                1.0f / args.d_scale,  // FP8 D: y / d_scale as y * this (a division on the GPU is a call)
                                d_pairs_aligned);
   if (launched != cudaSuccess) {
