@@ -395,6 +395,10 @@ int run_one(const CommandLine& cmd, char* program) {
     args.m = cmd.shape.m;
     args.n = cmd.shape.n;
     args.k = cmd.shape.k;
+    // The driver's buffers are tight (common/harness/problem.cu): a plan that
+    // copies misaligned rows of A or B, or stores D's another way, says so.
+    args.lda = args.ldb = cmd.shape.k;
+    args.ldd = cmd.shape.n;
     args.fast_accumulation = cmd.fast_accumulation;
     args.split_k = cmd.split_k;
     args.split_k_reduction = cmd.split_k_reduction;

@@ -66,6 +66,20 @@ TEST(MaskedTile, ExpertsInOrder) {
 }
 
 // A block's expert is its first row's; padding blocks are -1.
+// The contiguous layout's group height: the experts' mean rows of tiles,
+// between 1 and the plain GEMM's height.
+TEST(ContiguousLayout, GroupRowsAreAnExpertsMeanRowsOfTiles) {
+  EXPECT_EQ(contiguous_group_rows(32, 32, 16), 1);   // 32 experts x 128 rows: row after row
+  EXPECT_EQ(contiguous_group_rows(32, 8, 16), 4);    // 8 experts x 512 rows
+  EXPECT_EQ(contiguous_group_rows(256, 4, 16), 16);  // 4 x 8192: the plain GEMM's height
+  EXPECT_EQ(contiguous_group_rows(128, 8, 16), 16);  // 8 x 4096
+  EXPECT_EQ(contiguous_group_rows(33, 8, 16), 4);    // rounded down
+  EXPECT_EQ(contiguous_group_rows(3, 256, 16), 1);   // more experts than rows of tiles: at least 1
+  EXPECT_EQ(contiguous_group_rows(1, 1, 16), 1);     // one expert, one row of tiles
+  EXPECT_EQ(contiguous_group_rows(40, 1, 16), 16);   // one expert: a plain GEMM
+  EXPECT_EQ(contiguous_group_rows<int>(20, 2, 8), 8);
+}
+
 TEST(ContiguousLayout, ABlocksExpertIsItsFirstRows) {
   std::vector<int> m_indices;
   for (int expert : {0, 2, -1, 1}) m_indices.insert(m_indices.end(), kBlockM, expert);

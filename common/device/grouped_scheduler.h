@@ -87,6 +87,22 @@ FP8GEMM_HOST_DEVICE inline int contiguous_expert(const int* m_indices, int64_t m
   return m_indices[m_block * block_m];
 }
 
+/// The height, in rows of tiles, of grouped_tile's groups for the contiguous
+/// layout, whose tiles are numbered as one GEMM over all the rows: the
+/// experts' mean rows of tiles (m_tiles / experts, at least 1), at most
+/// `group_rows`, a plain GEMM's height. Tiles of different experts share no
+/// tile of B, so a group taller than an expert adds rows of A to what the L2
+/// must hold and shares nothing for it; 32 experts of 128 rows then walk row
+/// after row (step 12's chapter measures it), 4 experts of 8192 rows keep the
+/// plain GEMM's groups. (The masked layout numbers each expert's tiles on
+/// their own, so its groups never cross experts: see masked_tile.)
+template <class Int = int64_t>
+FP8GEMM_HOST_DEVICE inline Int contiguous_group_rows(typename Exactly<Int>::type m_tiles, int experts,
+                                                     typename Exactly<Int>::type group_rows) {
+  const Int mean = experts > 0 ? m_tiles / experts : m_tiles;
+  return mean < 1 ? Int{1} : mean < group_rows ? mean : group_rows;
+}
+
 /// Whether m_indices (`rows` rows, a multiple of block_m) is a contiguous
 /// layout a grouped kernel can take: every block of block_m rows holds rows
 /// of one expert in [0, experts) followed only by padding (-1), or padding

@@ -590,11 +590,14 @@ __device__ inline float contiguous_units() {
   const int64_t block = blockIdx.x;
   const int64_t my_units =
       persistent_tile_count(kernel_arguments().m_tiles * kernel_arguments().n_tiles, blocks, block);
+  // Groups no taller than an expert's mean rows of tiles: the Hopper kernel's
+  // rule (contiguous_group_rows), measured there, not on CDNA.
+  const int64_t group_rows = contiguous_group_rows(kernel_arguments().m_tiles, kernel_arguments().experts, kGroupRows);
   float thread_amax = 0.0f;  // over every unit this block stored
   for (int64_t i = 0; i < my_units; ++i) {
     const GroupedKernelArgs& launch = kernel_arguments();  // this unit's reading
     const TileCoord coord =
-        grouped_tile(persistent_tile_number(blocks, block, i), launch.m_tiles, launch.n_tiles, kGroupRows);
+        grouped_tile(persistent_tile_number(blocks, block, i), launch.m_tiles, launch.n_tiles, group_rows);
     const int expert = wave_uniform(contiguous_expert(launch.m_indices, coord.m_block, kBlockM));
     if (expert < 0 || expert >= launch.experts) continue;  // padding: nothing to compute or store
     const int64_t block_row = coord.m_block * kBlockM;

@@ -139,6 +139,7 @@ struct GroupedView {
   int capacity = 0;                // masked: rows each expert owns in A and D
   const int* m_indices = nullptr;  // contiguous: the expert of each row, -1 for padding
   const int* counts = nullptr;     // masked: each expert's valid rows (device memory)
+  int group_rows = 1;              // contiguous: the tile order's group height (contiguous_group_rows)
 };
 
 // B's scales of expert `expert` (grouped GEMMs stack the experts' plain
@@ -376,7 +377,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       u.row = u.expert * groups.capacity + u.m_block * kBlockM;
       u.rows_end = u.expert * groups.capacity + expert_rows[u.expert];
     } else {  // one GEMM's tiles over all the rows
-      const TileCoord coord = grouped_tile<int>(cluster_tile, w.cluster_m_tiles, w.cluster_n_tiles, kGroupRows);
+      const TileCoord coord = grouped_tile<int>(cluster_tile, w.cluster_m_tiles, w.cluster_n_tiles,
+                                                grouping == Grouping::kContiguous ? groups.group_rows : kGroupRows);
       if constexpr (T::kShareB) {  // the cluster's tiles one above the other
         u.m_block = static_cast<int>(coord.m_block) * kCluster + w.rank;
         u.n_block = static_cast<int>(coord.n_block);
@@ -1019,10 +1021,18 @@ std::string describe_grouped_moe_launch(const GemmArgs& args) {
 
 // The launch with tile shape T, as plan_launch() chose it.
 template <class T>
-Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan, const GroupedView& groups) {
+Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan, const GroupedView& given_groups) {
   constexpr int kBlockM = T::kBlockM, kBlockN = T::kBlockN;
   GemmArgs args = given;  // A and B may be replaced by aligned copies below
   Status status;
+  // The contiguous layout's tile order: groups no taller than an expert's
+  // mean rows (common/device/grouped_scheduler.h), in this tile's cluster tiles.
+  GroupedView groups = given_groups;
+  if (groups.grouping == Grouping::kContiguous) {
+    const int64_t m_tiles = (args.m + kBlockM - 1) / kBlockM;
+    const int64_t cluster_m_tiles = T::kShareB ? (m_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks : m_tiles;
+    groups.group_rows = static_cast<int>(contiguous_group_rows(cluster_m_tiles, groups.experts, T::kGroupRows));
+  }
   // TMA coordinates and the kernel's row and column numbers are signed 32-bit.
   constexpr int64_t kMaxExtent = 0x7FFFFFFF;
   if (args.m > kMaxExtent - kBlockM || args.n > kMaxExtent - kBlockN || args.k > kMaxExtent - kBlockK) {
