@@ -100,8 +100,21 @@ def load(paths):
     return results, (contexts[0][1] if contexts else {})
 
 
+def cublaslt_baseline(shape):
+    """The cuBLASLt contender a shape is measured against: `cublaslt` (default accumulation);
+    for a grouped shape (`<G>x<M>x<N>x<K>/<layout>`) issue 12's baselines, the loop of cuBLASLt
+    calls (`cublaslt_loop`) for the contiguous layout and that loop captured in a CUDA graph
+    (`cublaslt_graph`) for the masked one."""
+    layout = shape.rpartition("/")[2]
+    if layout == "contiguous":
+        return "cublaslt_loop"
+    if layout == "masked":
+        return "cublaslt_graph"
+    return CUBLASLT
+
+
 def pct_of_cublaslt(rows, contender, shape):
-    """% of cuBLASLt (default accumulation) on the shape: the row's pct_of_cublaslt, which the
+    """% of cuBLASLt on the shape (its cublaslt_baseline): the row's pct_of_cublaslt, which the
     programs compute from Google Benchmark's medians; for a row without it, the ratio of the
     TFLOP/s. None where either is missing."""
     row = rows.get((contender, shape))
@@ -109,7 +122,7 @@ def pct_of_cublaslt(rows, contender, shape):
         return None
     if "pct_of_cublaslt" in row:
         return float(row["pct_of_cublaslt"])
-    baseline = rows.get((CUBLASLT, shape))
+    baseline = rows.get((cublaslt_baseline(shape), shape))
     if baseline is None or not float(baseline["TFLOPS"]):
         return None
     return 100.0 * float(row["TFLOPS"]) / float(baseline["TFLOPS"])

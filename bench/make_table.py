@@ -46,8 +46,9 @@ a value with spaces is quoted ("..."). Kinds and their keys:
   builds    json=FILE,FILE labels=A,B step=STEP [shapes=...]
             one step measured in two builds (e.g. with a tunable changed), each file with its
             own cuBLASLt: a row per shape (or variant) with, per build, the step's TFLOP/s and
-            % of that file's cuBLASLt, then the first build's speed over the second's (the
-            second's time over the first's)
+            % of that file's cuBLASLt (a grouped shape: of its cuBLASLt loop, masked: of the
+            loop's CUDA graph), then the first build's speed over the second's (the second's
+            time over the first's)
   ratios    json=FILE step=STEP pairs="A~B;C~D;..." [bars=X,Y,...]
             speed ratios between cases of one file: a row per pair with both TFLOP/s and
             A's over B's; a case is [contender@]<shape>[/<scales>/<epilogue>/<out>], the
