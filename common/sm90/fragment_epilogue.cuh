@@ -2,7 +2,9 @@
 /// @brief The fused epilogue on a wgmma accumulator fragment (step 07's, and
 ///        every later Hopper step's): scales, bias and GELU in place on a
 ///        thread's sums, max |y| for an FP8 D's amax, and D written straight
-///        from the registers or through shared memory and the TMA.
+///        from the registers, through shared memory and the TMA, or through
+///        shared memory a row at a time by whole warps (rows the TMA cannot
+///        write).
 ///
 /// A consumer warpgroup holds a 64 x kBlockN tile of sums, kBlockN / 2 per
 /// thread, in wgmma's fragment layout (common/sm90/wgmma.cuh): value
