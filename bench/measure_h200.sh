@@ -46,6 +46,9 @@
 #             shapes (M in 64, 128, 4096 x six N, K), for the geometric mean
 #   ladder    every step and cuBLASLt at 4096^3, 8192^3 and 64 x 2112 x 7168
 #             (the README's ladder table and plots)
+#   probe     bench/tma_ring_probe: the ring of TMA stages alone, over stage bytes,
+#             ring depth, blocks and DRAM against the L2 ($OUT/tma_ring_probe.json;
+#             BIN must also hold tma_ring_probe)
 #   torch     torch.ops.fp8gemm.mm on the step: pytorch/'s tests (pytest) and its
 #             benchmark beside fp8gemm_bench's on the same shapes (BIN must also
 #             hold libfp8gemm.so.0 and libfp8gemm_torch.so)
@@ -257,6 +260,11 @@ for phase in "$@"; do
         > "$LOGS/bench_grouped.log" 2>&1
       echo "grouped bench rc=$? ${SECONDS}s"
       grep -E "_median|FAIL|skipped" "$LOGS/bench_grouped.log" | awk '{print "  " $1, $2, $3, $NF}' | head -40
+      ;;
+    probe)
+      timeout 240 "$bin/tma_ring_probe" --json "$OUT/tma_ring_probe.json" > "$LOGS/tma_ring_probe.log" 2>&1
+      echo "tma_ring_probe rc=$? ${SECONDS}s"
+      head -n 80 "$LOGS/tma_ring_probe.log" | sed 's/^/  /'
       ;;
     *) echo "unknown phase $phase"; exit 2 ;;
   esac
