@@ -24,7 +24,6 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -104,11 +103,6 @@ struct Case {
   int box_rows, boxes, stages, blocks;
   bool from_l2;
 };
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
 
 int run(int argc, char** argv) {
   int k_blocks = 56;  // K = 7168, the decode shape's
@@ -223,15 +217,15 @@ int run(int argc, char** argv) {
         block_rates.push_back(static_cast<double>(s.last_arrival - s.first_arrival) / (k_blocks - 1));
         block_firsts.push_back(static_cast<double>(s.first_arrival - s.first_issue));
       }
-      rates.push_back(median_of(block_rates));
-      firsts.push_back(median_of(block_firsts));
+      rates.push_back(median(block_rates));
+      firsts.push_back(median(block_firsts));
     }
     if (!status.ok()) {
       std::fprintf(stderr, "tma_ring_probe: %s\n", status.message.c_str());
       return 1;
     }
-    const double time_us = 1e3 * median_of(times_ms);
-    const double rate = median_of(rates), first = median_of(firsts);
+    const double time_us = 1e3 * median(times_ms);
+    const double rate = median(rates), first = median(firsts);
     const double bytes = static_cast<double>(c.blocks) * k_blocks * stage_bytes;
     const double gbps = bytes / (time_us * 1e-6) / 1e9;
     const char* source = c.from_l2 ? "l2" : "dram";

@@ -65,7 +65,6 @@ TEST(MaskedTile, ExpertsInOrder) {
   EXPECT_EQ(total, (2 + 0 + 1 + 2) * 4);
 }
 
-// A block's expert is its first row's; padding blocks are -1.
 // The contiguous layout's group height: the experts' mean rows of tiles,
 // between 1 and the plain GEMM's height.
 TEST(ContiguousLayout, GroupRowsAreAnExpertsMeanRowsOfTiles) {
@@ -80,6 +79,7 @@ TEST(ContiguousLayout, GroupRowsAreAnExpertsMeanRowsOfTiles) {
   EXPECT_EQ(contiguous_group_rows<int>(20, 2, 8), 8);
 }
 
+// A block's expert is its first row's; padding blocks are -1.
 TEST(ContiguousLayout, ABlocksExpertIsItsFirstRows) {
   std::vector<int> m_indices;
   for (int expert : {0, 2, -1, 1}) m_indices.insert(m_indices.end(), kBlockM, expert);

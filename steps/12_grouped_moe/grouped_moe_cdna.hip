@@ -360,8 +360,9 @@ __device__ inline __attribute__((always_inline)) float epilogue_tile(WaveAccumul
   return amax;
 }
 
-// Rows of tiles per group of the tile order (grouped_tile), for the whole M
-// (contiguous) or within each expert (masked). Step 09's reasoning holds for
+// Rows of tiles per group of the tile order (grouped_tile), within each
+// expert (masked) or, for the contiguous layout's whole M, at most this
+// (contiguous_group_rows). Step 09's reasoning holds for
 // one expert's tiles: the blocks that run at once take consecutive numbers,
 // so a wave of them covers 8 rows of tiles by a few columns and shares their
 // tiles of A and B through the L2 and the Infinity Cache; 8 is also the XCD

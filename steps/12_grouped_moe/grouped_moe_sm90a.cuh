@@ -876,6 +876,8 @@ struct LaunchPlan {
   int resident_clusters = 0;  // how many the GPU runs at once (cudaOccupancyMaxActiveClusters); 0: no GPU
   int64_t blocks = 0;         // the grid: clusters x cluster_blocks
   int tile_m = 0, tile_n = 0, cluster_blocks = 1;
+  int group_rows =
+      1;  // rows of cluster tiles per group of the tile order (T::kGroupRows; contiguous: see plan_launch_with)
   int sm_count = 0;  // 0: no GPU to count SMs on
 };
 
@@ -893,8 +895,14 @@ LaunchPlan plan_launch_with(const GemmArgs& args, const GroupedView& groups) {
   plan.cluster_blocks = T::kClusterBlocks;
   const int64_t m_tiles = (args.m + T::kBlockM - 1) / T::kBlockM, n_tiles = (args.n + T::kBlockN - 1) / T::kBlockN;
   plan.tiles = m_tiles * n_tiles;
-  plan.cluster_tiles = T::kShareB ? ((m_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks) * n_tiles
-                                  : m_tiles * ((n_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks);
+  const int64_t cluster_m_tiles = T::kShareB ? (m_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks : m_tiles;
+  const int64_t cluster_n_tiles = T::kShareB ? n_tiles : (n_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks;
+  plan.cluster_tiles = cluster_m_tiles * cluster_n_tiles;
+  // The contiguous layout's tile order: groups no taller than an expert's
+  // mean rows (common/device/grouped_scheduler.h), in this tile's cluster tiles.
+  plan.group_rows = groups.grouping == Grouping::kContiguous
+                        ? static_cast<int>(contiguous_group_rows(cluster_m_tiles, groups.experts, T::kGroupRows))
+                        : T::kGroupRows;
   if (groups.grouping == Grouping::kMasked) {
     plan.cluster_tiles = groups.experts * ((groups.capacity + T::kBlockM - 1) / T::kBlockM) *
                          ((n_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks);
@@ -979,6 +987,18 @@ LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = Grouped
   return large;
 }
 
+// How the consumers write D (DStore), as the launcher chooses and the plan
+// says: through the TMA where D's rows start and end on 16-byte boundaries
+// (the TMA writes a row in 16-byte pieces, see step 07) and D is BF16 or FP8
+// (the D buffer is sized for BF16); other BF16 and FP8 rows through the same
+// buffer a row at a time, by whole warps; FP32 straight from the registers.
+DStore choose_d_store(const GemmArgs& args) {
+  if (args.d_type == OutputType::kFP32) return DStore::kRegisters;
+  const int64_t d_bytes = static_cast<int64_t>(output_bytes(args.d_type));
+  if (kStoreThroughTma && (args.n * d_bytes) % 16 == 0 && output_rows_aligned(args, 16)) return DStore::kTma;
+  return DStore::kSharedRows;
+}
+
 // For fp8gemm --check: the tile, slice count and grid this launch would use, and why.
 std::string describe_grouped_moe_launch(const GemmArgs& args) {
   const LaunchPlan plan = plan_launch(args);
@@ -1011,8 +1031,8 @@ std::string describe_grouped_moe_launch(const GemmArgs& args) {
   if (plan.sm_count == 0) why += " (no GPU to count SMs on)";
   if (!operand_rows_aligned(args, 16)) why += "; A or B copied first to rows on 16-byte boundaries";
   const int64_t d_row_bytes = plan.tile_n * static_cast<int64_t>(output_bytes(args.d_type));
-  if (args.d_type != OutputType::kFP32 && d_row_bytes % 128 == 0 &&  // a tile row fills whole boxes (store_tile)
-      ((args.n * static_cast<int64_t>(output_bytes(args.d_type))) % 16 != 0 || !output_rows_aligned(args, 16))) {
+  if (choose_d_store(args) == DStore::kSharedRows &&
+      d_row_bytes % 128 == 0) {  // a tile row fills whole boxes (store_tile)
     why += "; D's rows off 16-byte boundaries, written a row at a time by whole warps";
   }
   return "split_k " + std::to_string(plan.slices) + " (" + why + ")" +
@@ -1025,14 +1045,8 @@ Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan, const Gro
   constexpr int kBlockM = T::kBlockM, kBlockN = T::kBlockN;
   GemmArgs args = given;  // A and B may be replaced by aligned copies below
   Status status;
-  // The contiguous layout's tile order: groups no taller than an expert's
-  // mean rows (common/device/grouped_scheduler.h), in this tile's cluster tiles.
   GroupedView groups = given_groups;
-  if (groups.grouping == Grouping::kContiguous) {
-    const int64_t m_tiles = (args.m + kBlockM - 1) / kBlockM;
-    const int64_t cluster_m_tiles = T::kShareB ? (m_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks : m_tiles;
-    groups.group_rows = static_cast<int>(contiguous_group_rows(cluster_m_tiles, groups.experts, T::kGroupRows));
-  }
+  groups.group_rows = plan.group_rows;  // the kernel reads it for the contiguous layout only
   // TMA coordinates and the kernel's row and column numbers are signed 32-bit.
   constexpr int64_t kMaxExtent = 0x7FFFFFFF;
   if (args.m > kMaxExtent - kBlockM || args.n > kMaxExtent - kBlockN || args.k > kMaxExtent - kBlockK) {
@@ -1082,18 +1096,13 @@ Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan, const Gro
   status =
       sm90::make_kmajor_tensor_map(&map_b, args.b, args.n * groups.experts, args.k, args.ldb, T::kBoxRowsB, kBlockK);
   if (!status.ok()) return status;
-  // D through its buffer and the TMA, in boxes of 64 rows x 128 bytes, where
-  // D's rows start and end on 16-byte boundaries (the TMA writes a row in
-  // 16-byte pieces, see step 07) and D is BF16 or FP8 (the buffer is sized
-  // for BF16). Other BF16 and FP8 rows go through the same buffer a row at a
-  // time, written by whole warps; FP32 straight from the registers: by pairs
-  // of elements where a pair is aligned to its size, else one at a time.
+  // D through its buffer and the TMA in boxes of 64 rows x 128 bytes, or the
+  // same buffer a row at a time, or from the registers (choose_d_store); from
+  // the registers by pairs of elements where a pair is aligned to its size,
+  // else one at a time.
   const int d_bytes = static_cast<int>(output_bytes(args.d_type));
-  const bool store_through_tma = kStoreThroughTma && args.d_type != OutputType::kFP32 && (args.n * d_bytes) % 16 == 0 &&
-                                 output_rows_aligned(args, 16);
-  const DStore d_store = store_through_tma                  ? DStore::kTma
-                         : args.d_type != OutputType::kFP32 ? DStore::kSharedRows
-                                                            : DStore::kRegisters;
+  const DStore d_store = choose_d_store(args);
+  const bool store_through_tma = d_store == DStore::kTma;
   const bool d_pairs_aligned = reinterpret_cast<uintptr_t>(args.d) % (2 * d_bytes) == 0 && args.ldd % 2 == 0;
   CUtensorMap map_d{};
   if (store_through_tma) {
