@@ -12,7 +12,10 @@
 //   - the ring's depth: 4, 8 or 12 stages;
 //   - how many blocks run it at once: 1, 33 (the decode shape's tiles), 132;
 //   - where the bytes come from: DRAM (each block its own rows, the L2
-//     flushed before every launch) or the L2 (every block the same rows).
+//     flushed before every launch) or the L2 (every block the same rows);
+//   - how the two threads wait for a barrier: mbarrier_wait (try_wait, which
+//     may suspend the thread until the phase completes, as the steps wait) or
+//     a spin on test_wait, which never suspends it (`spin` in the output).
 // For each case it prints, and writes as JSON with --json FILE: the kernel's
 // time (median of the timed launches, LaunchTimer: a cold L2 before each),
 // the median over the blocks of the cycles between the first and the last
@@ -53,7 +56,7 @@ struct BlockStamps {
 // the same rows), K block after K block.
 __global__ void __launch_bounds__(64, 1)
     tma_ring_kernel(const __grid_constant__ CUtensorMap map, int box_rows, int boxes, int stages, int k_blocks,
-                    int rows_per_block, BlockStamps* stamps) {
+                    int rows_per_block, bool spin, BlockStamps* stamps) {
 #if FP8GEMM_SM90A_DEVICE
   using namespace sm90;
   constexpr int kMaxStages = 12;  // the deepest ring run() asks for
@@ -73,11 +76,19 @@ __global__ void __launch_bounds__(64, 1)
   }
   __syncthreads();
   const int row0 = blockIdx.x * rows_per_block;
+  const auto wait = [spin](uint32_t bar, uint32_t parity) {
+    if (spin) {
+      while (!mbarrier_test_wait(bar, parity)) {
+      }
+    } else {
+      mbarrier_wait(bar, parity);
+    }
+  };
   if (threadIdx.x == 0) {  // the producer
     prefetch_tensor_map(&map);
     for (int kb = 0; kb < k_blocks; ++kb) {
       const int s = kb % stages, round = kb / stages;
-      if (round > 0) mbarrier_wait(shared_address(&empty[s]), (round - 1) & 1);
+      if (round > 0) wait(shared_address(&empty[s]), (round - 1) & 1);
       if (kb == 0) first_issue = clock64();
       mbarrier_arrive_expect_tx(shared_address(&full[s]), stage_bytes);
       for (int b = 0; b < boxes; ++b) {
@@ -89,7 +100,7 @@ __global__ void __launch_bounds__(64, 1)
     long long first_arrival = 0, last_arrival = 0;
     for (int kb = 0; kb < k_blocks; ++kb) {
       const int s = kb % stages, round = kb / stages;
-      mbarrier_wait(shared_address(&full[s]), round & 1);
+      wait(shared_address(&full[s]), round & 1);
       if (kb == 0) first_arrival = clock64();
       if (kb == k_blocks - 1) last_arrival = clock64();
       mbarrier_arrive(shared_address(&empty[s]));
@@ -101,7 +112,7 @@ __global__ void __launch_bounds__(64, 1)
 
 struct Case {
   int box_rows, boxes, stages, blocks;
-  bool from_l2;
+  bool from_l2, spin;
 };
 
 int run(int argc, char** argv) {
@@ -131,14 +142,16 @@ int run(int argc, char** argv) {
   const int sms = prop.multiProcessorCount;
 
   std::vector<Case> cases;
-  for (const bool from_l2 : {false, true}) {
-    for (const int blocks : {1, 33, sms}) {
-      for (const int stages : {4, 8, 12}) {
-        for (const int box_rows : {16, 64, 128}) {
-          for (const int boxes : {1, 2}) {
-            // A ring the SM's shared memory holds (227 KB), as the steps' are.
-            if (stages * box_rows * boxes * kBoxBytesPerRow <= 200 * 1024) {
-              cases.push_back(Case{box_rows, boxes, stages, blocks, from_l2});
+  for (const bool spin : {false, true}) {
+    for (const bool from_l2 : {false, true}) {
+      for (const int blocks : {1, 33, sms}) {
+        for (const int stages : {4, 8, 12}) {
+          for (const int box_rows : {16, 64, 128}) {
+            for (const int boxes : {1, 2}) {
+              // A ring the SM's shared memory holds (227 KB), as the steps' are.
+              if (stages * box_rows * boxes * kBoxBytesPerRow <= 200 * 1024) {
+                cases.push_back(Case{box_rows, boxes, stages, blocks, from_l2, spin});
+              }
             }
           }
         }
@@ -164,8 +177,8 @@ int run(int argc, char** argv) {
                  prop.name, sms, k_blocks, timer.flush_description().c_str());
     std::fprintf(json, "  \"cases\": [\n");
   }
-  std::printf("%-8s %6s %5s %6s %6s %7s %10s %12s %14s %12s %10s\n", "source", "blocks", "rows", "boxes", "stages",
-              "KB", "time_us", "cycles/stage", "first_cycles", "B/cycle/SM", "GB/s");
+  std::printf("%-5s %-8s %6s %5s %6s %6s %7s %10s %12s %14s %12s %10s\n", "wait", "source", "blocks", "rows", "boxes",
+              "stages", "KB", "time_us", "cycles/stage", "first_cycles", "B/cycle/SM", "GB/s");
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
     const int stage_bytes = c.box_rows * c.boxes * kBoxBytesPerRow;
@@ -183,7 +196,7 @@ int run(int argc, char** argv) {
     const int rows_per_block = c.from_l2 ? 0 : 256;
     const auto launch = [&] {
       tma_ring_kernel<<<c.blocks, 64, shared_bytes, timer.stream()>>>(map, c.box_rows, c.boxes, c.stages, k_blocks,
-                                                                      rows_per_block, stamps.get());
+                                                                      rows_per_block, c.spin, stamps.get());
       return status_from_launch("tma_ring_kernel");
     };
     if (c.from_l2) {  // the rows in the L2 before the timed launch: one launch untimed, no flush between
@@ -229,15 +242,17 @@ int run(int argc, char** argv) {
     const double bytes = static_cast<double>(c.blocks) * k_blocks * stage_bytes;
     const double gbps = bytes / (time_us * 1e-6) / 1e9;
     const char* source = c.from_l2 ? "l2" : "dram";
-    std::printf("%-8s %6d %5d %6d %6d %7.1f %10.2f %12.0f %14.0f %12.1f %10.0f\n", source, c.blocks, c.box_rows,
-                c.boxes, c.stages, stage_bytes / 1024.0, time_us, rate, first, stage_bytes / rate, gbps);
+    const char* wait = c.spin ? "spin" : "try";
+    std::printf("%-5s %-8s %6d %5d %6d %6d %7.1f %10.2f %12.0f %14.0f %12.1f %10.0f\n", wait, source, c.blocks,
+                c.box_rows, c.boxes, c.stages, stage_bytes / 1024.0, time_us, rate, first, stage_bytes / rate, gbps);
     if (json) {
-      std::fprintf(json,
-                   "    {\"source\": \"%s\", \"blocks\": %d, \"box_rows\": %d, \"boxes\": %d, \"stages\": %d, "
-                   "\"stage_bytes\": %d, \"time_us\": %.3f, \"cycles_per_stage\": %.1f, \"first_stage_cycles\": %.1f, "
-                   "\"bytes_per_cycle_per_sm\": %.2f, \"gbps\": %.1f}%s\n",
-                   source, c.blocks, c.box_rows, c.boxes, c.stages, stage_bytes, time_us, rate, first,
-                   stage_bytes / rate, gbps, i + 1 < cases.size() ? "," : "");
+      std::fprintf(
+          json,
+          "    {\"wait\": \"%s\", \"source\": \"%s\", \"blocks\": %d, \"box_rows\": %d, \"boxes\": %d, \"stages\": %d, "
+          "\"stage_bytes\": %d, \"time_us\": %.3f, \"cycles_per_stage\": %.1f, \"first_stage_cycles\": %.1f, "
+          "\"bytes_per_cycle_per_sm\": %.2f, \"gbps\": %.1f}%s\n",
+          wait, source, c.blocks, c.box_rows, c.boxes, c.stages, stage_bytes, time_us, rate, first, stage_bytes / rate,
+          gbps, i + 1 < cases.size() ? "," : "");
     }
   }
   if (json) {

@@ -55,6 +55,23 @@ __device__ __forceinline__ bool mbarrier_try_wait(uint32_t bar, uint32_t parity)
   return done != 0;
 }
 
+/// True if the phase of parity `parity` of the barrier has completed; never
+/// suspends the thread (mbarrier.test_wait). For loops that spin instead of
+/// letting the hardware suspend them (bench/tma_ring_probe compares the two).
+__device__ __forceinline__ bool mbarrier_test_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  asm volatile(
+      "{\n"
+      "  .reg .pred complete;\n"
+      "  mbarrier.test_wait.parity.shared::cta.b64 complete, [%1], %2;\n"
+      "  selp.u32 %0, 1, 0, complete;\n"
+      "}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
 /// Nanoseconds of the GPU's global timer.
 __device__ __forceinline__ uint64_t global_timer_ns() {
   uint64_t t;

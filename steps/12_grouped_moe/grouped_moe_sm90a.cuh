@@ -399,6 +399,40 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     u.kb_end = static_cast<int>(range.first + range.count);
     return u;
   };
+  // The same unit in every lane of a warp, and known to ptxas to be the
+  // same. A grouped unit's fields come from loads (m_indices, the masked
+  // counts in shared memory) that ptxas must assume may differ between lanes;
+  // every branch on them (the unit loop's count, `if (u.padding) continue`,
+  // the valid rows) was then a possible divergence, and ptxas compiled the
+  // whole K loop as divergent: a BRA.DIV check at every barrier wait, a
+  // WARPSYNC before every wgmma, the barrier addresses in per-thread
+  // registers (issue 12 run 47: 8 % of the time at 4 x 8192 x 4096 x 7168).
+  // __reduce_max_sync (REDUX) writes a uniform register: the lanes hold equal
+  // values, so their max is the value, now provably the same in all of them.
+  // (__shfl_sync from lane 0 did not convince ptxas.) Warps only: the
+  // producer's one thread calls unit_of itself.
+  const auto warp_unit_of = [&](const Walk& w, int i) {
+    Unit u = unit_of(w, i);
+    if constexpr (kUnits == Units::kGroupedTiles) {
+      constexpr unsigned kWarp = 0xFFFFFFFFu;
+      u.expert = __reduce_max_sync(kWarp, u.expert);
+      u.padding = __reduce_or_sync(kWarp, u.padding);
+      u.m_block = __reduce_max_sync(kWarp, u.m_block);
+      u.n_block = __reduce_max_sync(kWarp, u.n_block);
+      u.row = __reduce_max_sync(kWarp, u.row);
+      u.b_row = __reduce_max_sync(kWarp, u.b_row);
+      u.rows_end = __reduce_max_sync(kWarp, u.rows_end);
+    }
+    return u;
+  };
+  const auto warp_walk = [&] {
+    Walk w = make_walk();
+    if constexpr (kUnits == Units::kGroupedTiles) {  // the masked layout counts from shared memory
+      w.cluster_tiles = __reduce_max_sync(0xFFFFFFFFu, w.cluster_tiles);
+      w.units = __reduce_max_sync(0xFFFFFFFFu, w.units);
+    }
+    return w;
+  };
   const int warpgroup = threadIdx.x / kWarpgroupThreads;
   // The masked layout's counts, clamped into shared memory by every thread of
   // the block, each role after its setmaxnreg: read before it, the counts'
@@ -446,7 +480,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   if (warpgroup == kConsumerWarpgroups) {
     if constexpr (kMoveRegisters) set_max_registers<kProducerRegisters, /*kDecrease=*/true>();
     share_counts();
-    const Walk walk = make_walk();
+    const Walk walk = warp_walk();
     const uint32_t full_barriers = shared_address(full_barrier), empty_barriers = shared_address(empty_barrier);
     // ---- producer: one thread feeds the ring with every K block of every
     // unit of this block, as far ahead as the ring allows: the next unit's
@@ -493,7 +527,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       int stage = 0;
       uint32_t phase = 0;
       for (int i = 0; i < walk.units; ++i) {
-        const Unit u = unit_of(walk, i);
+        const Unit u = warp_unit_of(walk, i);
         if (u.padding) continue;
         const float* a_rows[kBlockM / kWarpSize];
 #pragma unroll
@@ -544,7 +578,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // ---- consumers: warpgroup w multiplies rows 64w..64w+63 of each unit's tile.
   if constexpr (kMoveRegisters) set_max_registers<kConsumerRegisters, /*kDecrease=*/false>();
   share_counts();
-  const Walk walk = make_walk();
+  const Walk walk = warp_walk();
   // The barriers' shared addresses (stage s's: + 8 s), computed once. Each
   // shared_address() of a __shared__ variable reads the block's ID in its
   // cluster (S2UR SR_CgaCtaId) and builds the address from it: a chain of
@@ -594,7 +628,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     }
   };
   for (int i = 0; i < walk.units; ++i) {
-    const Unit u = unit_of(walk, i);
+    const Unit u = warp_unit_of(walk, i);
     if (u.padding) continue;
     // Contiguous layout: thread t < 64 of the warpgroup reads the expert of
     // the warpgroup's row t now, for the epilogue to count the valid rows
@@ -740,10 +774,11 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       bool warpgroup_through_tma = through_tma;
       bool warpgroup_through_rows = through_rows;
       if (grouping != Grouping::kNone) {
-        const int valid_rows =
+        const int valid_rows_counted =
             grouping == Grouping::kMasked
                 ? min(max(u.rows_end - tile_row, 0), 64)
                 : named_barrier_count(kRowsBarrier + warpgroup, kWarpgroupThreads, row_expert == u.expert);
+        const int valid_rows = __reduce_max_sync(0xFFFFFFFFu, valid_rows_counted);  // uniform: see warp_unit_of
         if (valid_rows == 0) return;
         unit_args.m = tile_row + valid_rows;
         // The TMA would write all 64 rows of its box: an expert's last,
