@@ -7,8 +7,9 @@
 // the bytes it held, the slice count or the number of blocks, with neither the
 // consumers nor the issuing thread setting the pace; this program measures the
 // ring alone, one parameter at a time:
-//   - the bytes of a stage: boxes of 16, 64 or 128 rows of 128 bytes, one or
-//     two boxes a stage (the small tile's A and B are two boxes of 64 rows);
+//   - the bytes of a stage: boxes of 16, 64 or 128 rows of 128 bytes, one,
+//     two or four boxes a stage (the small tile's A and B are two boxes of 64
+//     rows; four would be two of its K blocks in one stage);
 //   - the ring's depth: 4, 8 or 12 stages;
 //   - how many blocks run it at once: 1, 33 (the decode shape's tiles), 132;
 //   - where the bytes come from: DRAM (each block its own rows, the L2
@@ -44,6 +45,7 @@ namespace fp8gemm {
 namespace {
 
 constexpr int kBoxBytesPerRow = 128;  // the 128-byte swizzle's row, the steps' K block of FP8
+constexpr int kRowsPerBlock = 512;    // rows of the matrix each block reads from DRAM: its deepest stage
 
 // Per block: the clock when the producer issued stage 0, when stage 0 landed,
 // when the last stage landed.
@@ -147,7 +149,7 @@ int run(int argc, char** argv) {
       for (const int blocks : {1, 33, sms}) {
         for (const int stages : {4, 8, 12}) {
           for (const int box_rows : {16, 64, 128}) {
-            for (const int boxes : {1, 2}) {
+            for (const int boxes : {1, 2, 4}) {
               // A ring the SM's shared memory holds (227 KB), as the steps' are.
               if (stages * box_rows * boxes * kBoxBytesPerRow <= 200 * 1024) {
                 cases.push_back(Case{box_rows, boxes, stages, blocks, from_l2, spin});
@@ -159,9 +161,9 @@ int run(int argc, char** argv) {
     }
   }
 
-  // One matrix for every case: each of `sms` blocks its own 256 rows, K bytes each.
+  // One matrix for every case: each of `sms` blocks its own 512 rows (a stage of four boxes of 128), K bytes each.
   const int64_t k = static_cast<int64_t>(k_blocks) * kBoxBytesPerRow;
-  const int64_t rows = static_cast<int64_t>(sms) * 256;
+  const int64_t rows = static_cast<int64_t>(sms) * kRowsPerBlock;
   DeviceBuffer<uint8_t> matrix(static_cast<size_t>(rows * k));
   FP8GEMM_CUDA_CHECK(cudaMemset(matrix.get(), 0x3C, static_cast<size_t>(rows * k)));
   DeviceBuffer<BlockStamps> stamps(static_cast<size_t>(sms));
@@ -193,7 +195,7 @@ int run(int argc, char** argv) {
       std::fprintf(stderr, "tma_ring_probe: %s\n", status.message.c_str());
       return 1;
     }
-    const int rows_per_block = c.from_l2 ? 0 : 256;
+    const int rows_per_block = c.from_l2 ? 0 : kRowsPerBlock;
     const auto launch = [&] {
       tma_ring_kernel<<<c.blocks, 64, shared_bytes, timer.stream()>>>(map, c.box_rows, c.boxes, c.stages, k_blocks,
                                                                       rows_per_block, c.spin, stamps.get());
