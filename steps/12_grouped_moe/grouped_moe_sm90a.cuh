@@ -911,9 +911,8 @@ struct LaunchPlan {
   int resident_clusters = 0;  // how many the GPU runs at once (cudaOccupancyMaxActiveClusters); 0: no GPU
   int64_t blocks = 0;         // the grid: clusters x cluster_blocks
   int tile_m = 0, tile_n = 0, cluster_blocks = 1;
-  int group_rows =
-      1;  // rows of cluster tiles per group of the tile order (T::kGroupRows; contiguous: see plan_launch_with)
-  int sm_count = 0;  // 0: no GPU to count SMs on
+  int group_rows = 1;  // rows of cluster tiles per group of the tile order (contiguous: see plan_launch_with)
+  int sm_count = 0;    // 0: no GPU to count SMs on
 };
 
 // The tile shape by M; GemmArgs::split_k if given, otherwise
@@ -932,16 +931,16 @@ LaunchPlan plan_launch_with(const GemmArgs& args, const GroupedView& groups) {
   plan.tiles = m_tiles * n_tiles;
   const int64_t cluster_m_tiles = T::kShareB ? (m_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks : m_tiles;
   const int64_t cluster_n_tiles = T::kShareB ? n_tiles : (n_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks;
-  plan.cluster_tiles = cluster_m_tiles * cluster_n_tiles;
+  // Masked: every expert's rows of tiles as if full (the counts are on the device).
+  const int64_t walked_m_tiles = groups.grouping == Grouping::kMasked
+                                     ? groups.experts * ((groups.capacity + T::kBlockM - 1) / T::kBlockM)
+                                     : cluster_m_tiles;
+  plan.cluster_tiles = walked_m_tiles * cluster_n_tiles;
   // The contiguous layout's tile order: groups no taller than an expert's
   // mean rows (common/device/grouped_scheduler.h), in this tile's cluster tiles.
   plan.group_rows = groups.grouping == Grouping::kContiguous
                         ? static_cast<int>(contiguous_group_rows(cluster_m_tiles, groups.experts, T::kGroupRows))
                         : T::kGroupRows;
-  if (groups.grouping == Grouping::kMasked) {
-    plan.cluster_tiles = groups.experts * ((groups.capacity + T::kBlockM - 1) / T::kBlockM) *
-                         ((n_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks);
-  }
   plan.k_blocks = static_cast<int>((args.k + kBlockK - 1) / kBlockK);
   plan.sm_count = sm_count_of_current_device();
   // Slices from the clusters where the tile has them: 33 tiles of 128 x 64
