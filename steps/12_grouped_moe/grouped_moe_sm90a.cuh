@@ -249,7 +249,6 @@ constexpr int kAmaxBarrier = 1;      // the named barrier of the consumers' amax
 constexpr int kStoreBarrier = 2;     // + w: warpgroup w's, around its TMA store
 constexpr int kPartialBarrier = 4;   // the consumers', around a split-K unit's count
 constexpr int kRowsBarrier = 5;      // + w: warpgroup w's, counting its valid rows (contiguous layout)
-constexpr int kCountsBarrier = 7;    // the whole block's, after the masked layout's counts are copied
 // The register budgets with two consumer warpgroups (setmaxnreg): the
 // producer's single TMA thread and scale loader need few. 56, not step 10's
 // 48: the scale loader's look-ahead (kScalesAhead) spilled 4 bytes in 48
@@ -434,22 +433,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     return w;
   };
   const int warpgroup = threadIdx.x / kWarpgroupThreads;
-  // The masked layout's counts, clamped into shared memory by every thread of
-  // the block, each role after its setmaxnreg: read before it, the counts'
-  // pointer and number stayed in registers across it and were spilled there.
-  // No count can then take a tile outside its expert's rows.
-  // (Only the grouped kernels have the code: in the others nvcc warned that
-  // the loop could not be reached.)
-  const auto share_counts = [&] {
-    if constexpr (kUnits == Units::kGroupedTiles) {
-      if (grouping != Grouping::kMasked) return;
-      for (int g = threadIdx.x; g < groups.experts; g += T::kThreads) {
-        expert_rows[g] = min(max(groups.counts[g], 0), groups.capacity);
-      }
-      named_barrier_sync(kCountsBarrier, T::kThreads);
-    }
-  };
-
   // The ring's barriers, as in step 10: full when the stage's bytes have
   // arrived (this block's TMA copies and the partner's multicast half of A)
   // and, with block scales, the scale loader has stored its scales; empty
@@ -467,7 +450,22 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     }
     fence_barrier_init();  // at cluster scope: for the partner's copies and arrivals
   }
-  // Nobody copies into a block or arrives on its barriers before they are initialized.
+  // The masked layout's counts, clamped into shared memory by every thread of
+  // the block before the barrier below, which also makes them visible to the
+  // whole block: the load from device memory (the L2 may hold nothing of it)
+  // overlaps that barrier instead of following it (issue 12 run 51: the
+  // first stage of every block waited for it). No count can then take a tile
+  // outside its expert's rows. (Only the grouped kernels have the code: in
+  // the others nvcc warned that the loop could not be reached.)
+  if constexpr (kUnits == Units::kGroupedTiles) {
+    if (grouping == Grouping::kMasked) {
+      for (int g = threadIdx.x; g < groups.experts; g += T::kThreads) {
+        expert_rows[g] = min(max(groups.counts[g], 0), groups.capacity);
+      }
+    }
+  }
+  // Nobody copies into a block or arrives on its barriers before they are
+  // initialized, and nobody walks the masked layout before its counts are shared.
   if constexpr (kCluster > 1) {
     cluster_sync();
   } else {
@@ -479,7 +477,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   constexpr bool kMoveRegisters = kConsumerWarpgroups == 2;
   if (warpgroup == kConsumerWarpgroups) {
     if constexpr (kMoveRegisters) set_max_registers<kProducerRegisters, /*kDecrease=*/true>();
-    share_counts();
     const Walk walk = warp_walk();
     const uint32_t full_barriers = shared_address(full_barrier), empty_barriers = shared_address(empty_barrier);
     // ---- producer: one thread feeds the ring with every K block of every
@@ -577,7 +574,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 
   // ---- consumers: warpgroup w multiplies rows 64w..64w+63 of each unit's tile.
   if constexpr (kMoveRegisters) set_max_registers<kConsumerRegisters, /*kDecrease=*/false>();
-  share_counts();
   const Walk walk = warp_walk();
   // The barriers' shared addresses (stage s's: + 8 s), computed once. Each
   // shared_address() of a __shared__ variable reads the block's ID in its
@@ -636,6 +632,15 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     const int thread_in_group = threadIdx.x % kWarpgroupThreads;
     const bool counts_a_row = grouping == Grouping::kContiguous && thread_in_group < 64;
     const int row_expert = counts_a_row ? groups.m_indices[u.row + warpgroup * 64 + thread_in_group] : -1;
+    // A grouped unit's B scales constant along K, its expert's, read now for
+    // the same reason: a per-tensor scale in device memory (delayed scaling),
+    // read in the epilogue, had every unit wait for it there (issue 12 run
+    // 51). The other kernels read them in the epilogue still: moved here, the
+    // promoted decode kernel ran 2-3 % slower (run 52).
+    ConstantScales unit_b_scales;
+    if constexpr (kUnits == Units::kGroupedTiles) {
+      unit_b_scales = constant_scales(args.b_scale_granularity, args.b_scale, expert_b_scales(args, u.expert));
+    }
     // Declared after setmaxnreg (what is live across it must fit the launch's
     // 168 registers) and set for each unit: wgmma's register fences read the
     // accumulators, and values carried from the last unit would be live
@@ -787,8 +792,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         warpgroup_through_tma = through_tma && valid_rows == 64;
         warpgroup_through_rows = through_rows || (through_tma && valid_rows < 64);
       }
-      ConstantScales b_scales =
-          constant_scales(args.b_scale_granularity, args.b_scale, expert_b_scales(args, u.expert));
+      ConstantScales b_scales = kUnits == Units::kGroupedTiles ? unit_b_scales
+                                                               : constant_scales(args.b_scale_granularity, args.b_scale,
+                                                                                 expert_b_scales(args, u.expert));
       if constexpr (kWide) {
         // The wide tile's 128 sums a thread leave no registers for a vector
         // per column (ptxas spilled them): the launcher gives it GEMMs with
