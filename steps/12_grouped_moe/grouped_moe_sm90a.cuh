@@ -410,27 +410,31 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // values, so their max is the value, now provably the same in all of them.
   // (__shfl_sync from lane 0 did not convince ptxas.) Warps only: the
   // producer's one thread calls unit_of itself.
+  const auto warp_uniform = [](int value) { return __reduce_max_sync(0xFFFFFFFFu, value); };
   const auto warp_unit_of = [&](const Walk& w, int i) {
     Unit u = unit_of(w, i);
     if constexpr (kUnits == Units::kGroupedTiles) {
-      constexpr unsigned kWarp = 0xFFFFFFFFu;
-      u.expert = __reduce_max_sync(kWarp, u.expert);
-      u.padding = __reduce_or_sync(kWarp, u.padding);
-      u.m_block = __reduce_max_sync(kWarp, u.m_block);
-      u.n_block = __reduce_max_sync(kWarp, u.n_block);
-      u.row = __reduce_max_sync(kWarp, u.row);
-      u.b_row = __reduce_max_sync(kWarp, u.b_row);
-      u.rows_end = __reduce_max_sync(kWarp, u.rows_end);
+      u.expert = warp_uniform(u.expert);
+      u.padding = __reduce_or_sync(0xFFFFFFFFu, u.padding);
+      u.m_block = warp_uniform(u.m_block);
+      u.n_block = warp_uniform(u.n_block);
+      u.row = warp_uniform(u.row);
+      u.b_row = warp_uniform(u.b_row);
+      u.rows_end = warp_uniform(u.rows_end);
     }
     return u;
   };
   const auto warp_walk = [&] {
     Walk w = make_walk();
     if constexpr (kUnits == Units::kGroupedTiles) {  // the masked layout counts from shared memory
-      w.cluster_tiles = __reduce_max_sync(0xFFFFFFFFu, w.cluster_tiles);
-      w.units = __reduce_max_sync(0xFFFFFFFFu, w.units);
+      w.cluster_tiles = warp_uniform(w.cluster_tiles);
+      w.units = warp_uniform(w.units);
     }
     return w;
+  };
+  // B's scales constant along K, those of unit u's expert.
+  const auto unit_b_scales_of = [&](const Unit& u) {
+    return constant_scales(args.b_scale_granularity, args.b_scale, expert_b_scales(args, u.expert));
   };
   const int warpgroup = threadIdx.x / kWarpgroupThreads;
   // The ring's barriers, as in step 10: full when the stage's bytes have
@@ -638,9 +642,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     // 51). The other kernels read them in the epilogue still: moved here, the
     // promoted decode kernel ran 2-3 % slower (run 52).
     ConstantScales unit_b_scales;
-    if constexpr (kUnits == Units::kGroupedTiles) {
-      unit_b_scales = constant_scales(args.b_scale_granularity, args.b_scale, expert_b_scales(args, u.expert));
-    }
+    if constexpr (kUnits == Units::kGroupedTiles) unit_b_scales = unit_b_scales_of(u);
     // Declared after setmaxnreg (what is live across it must fit the launch's
     // 168 registers) and set for each unit: wgmma's register fences read the
     // accumulators, and values carried from the last unit would be live
@@ -783,7 +785,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
             grouping == Grouping::kMasked
                 ? min(max(u.rows_end - tile_row, 0), 64)
                 : named_barrier_count(kRowsBarrier + warpgroup, kWarpgroupThreads, row_expert == u.expert);
-        const int valid_rows = __reduce_max_sync(0xFFFFFFFFu, valid_rows_counted);  // uniform: see warp_unit_of
+        const int valid_rows = warp_uniform(valid_rows_counted);  // see warp_unit_of
         if (valid_rows == 0) return;
         unit_args.m = tile_row + valid_rows;
         // The TMA would write all 64 rows of its box: an expert's last,
@@ -792,9 +794,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         warpgroup_through_tma = through_tma && valid_rows == 64;
         warpgroup_through_rows = through_rows || (through_tma && valid_rows < 64);
       }
-      ConstantScales b_scales = kUnits == Units::kGroupedTiles ? unit_b_scales
-                                                               : constant_scales(args.b_scale_granularity, args.b_scale,
-                                                                                 expert_b_scales(args, u.expert));
+      ConstantScales b_scales = kUnits == Units::kGroupedTiles ? unit_b_scales : unit_b_scales_of(u);
       if constexpr (kWide) {
         // The wide tile's 128 sums a thread leave no registers for a vector
         // per column (ptxas spilled them): the launcher gives it GEMMs with
