@@ -217,6 +217,54 @@ INSTANTIATE_TEST_SUITE_P(EveryStep, ExactPaddedLayoutTest, ::testing::ValuesIn(e
                                   test_support::layout_suffix(test_support::padded_layout(info.param.gemm));
                          });
 
+// A and B at pointers off every alignment: each operand starts `offset` bytes
+// into an allocation that ends with its last row's last byte, the bytes
+// before it NaN codes. A step that takes rows anywhere must run (its copy to
+// aligned rows reads around each row's bytes, and must neither keep a
+// neighbour's byte nor read outside the operand: compute-sanitizer memcheck
+// sees a read past the allocation's end); a step that needs aligned rows
+// must refuse.
+class ExactOffsetOperandsTest : public StepTest {};
+
+TEST_P(ExactOffsetOperandsTest, EqualsTheExactProductBitForBit) {
+  const StepCase& c = GetParam();
+  const Layout layout = test_support::tight_layout(c.gemm);
+  const Accumulation accumulation = accumulation_of(c.step, /*fast_accumulation=*/false);
+  const auto problem =
+      test_support::exact_problem(ProblemShape{c.gemm.m, c.gemm.n, c.gemm.k, c.gemm.a_format, c.gemm.b_format},
+                                  accumulation);
+  const auto upload_at = [](const QuantizedMatrix& q, int64_t ld, int64_t offset) {
+    DeviceBuffer<uint8_t> device(static_cast<size_t>(offset + (q.rows - 1) * ld + q.cols));
+    FP8GEMM_CUDA_CHECK(cudaMemset(device.get(), test_support::fp8_nan_code(q.format), device.bytes()));
+    FP8GEMM_CUDA_CHECK(cudaMemcpy2D(device.get() + offset, static_cast<size_t>(ld), q.codes.data(),
+                                    static_cast<size_t>(q.cols), static_cast<size_t>(q.cols),
+                                    static_cast<size_t>(q.rows), cudaMemcpyHostToDevice));
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());  // the kernel runs on another stream
+    return device;
+  };
+  constexpr int64_t kOffsetA = 3, kOffsetB = 13;  // odd, and different: every row's shift differs
+  const DeviceBuffer<uint8_t> a = upload_at(problem->a, layout.lda, kOffsetA);
+  const DeviceBuffer<uint8_t> b = upload_at(problem->b, layout.ldb, kOffsetB);
+  const test_support::DeviceOperands operands{a.get() + kOffsetA, layout.lda, problem->a.scales[0],
+                                              b.get() + kOffsetB, layout.ldb, problem->b.scales[0]};
+  const bool rows_anywhere = c.step.constraints.operand_alignment_bytes <= 1;
+  std::optional<OutputSnapshot> out;
+  test_support::run_step_checked(c.step, c.gemm, operands, layout.ldd, /*fast_accumulation=*/false,
+                                 rows_anywhere ? Refusal::kFailure : Refusal::kAllowed, &out);
+  if (!out) return;  // refused as allowed, or failed (reported)
+  EXPECT_TRUE(test_support::equals_exact_product(*out, *problem));
+}
+
+// K = 1000, 1008 and 4097: each row starts 8, 0 and 1 bytes further past a
+// 16-byte boundary than the row before (modulo 16), so the rows' shifts take
+// two values, one, and all sixteen; K = 1000 and 4097 end in a partial chunk.
+std::vector<GemmShape> exact_offset_cases() {
+  return {gemm(17, 255, 1000, kBF16), gemm(255, 1000, 1008, kFP32), gemm(33, 129, 4097, kBF16)};
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryStep, ExactOffsetOperandsTest, ::testing::ValuesIn(every_step_with(exact_offset_cases())),
+                         step_case_name);
+
 class ExactFastAccumulationTest : public StepTest {};
 
 TEST_P(ExactFastAccumulationTest, EqualsTheExactProductBitForBit) {

@@ -6,30 +6,75 @@
 namespace fp8gemm {
 namespace {
 
-/// dst's row r, bytes [0, pitch): src's row r, bytes [0, cols), then zeros.
-/// One thread writes 16 bytes of dst (an aligned 16-byte store); src is read
-/// a byte at a time, since its rows may start anywhere.
-__global__ void copy_rows_kernel(const uint8_t* src, int64_t rows, int64_t cols, int64_t ld, uint8_t* dst,
-                                 int64_t pitch) {
+/// One operand to copy: `rows` rows of the GEMM's K bytes, `ld` bytes apart
+/// from `src` (anywhere), to `dst` (rows `pitch` apart, 16-byte aligned).
+struct RowCopy {
+  const uint8_t* src = nullptr;
+  int64_t rows = 0;
+  int64_t ld = 0;
+  uint8_t* dst = nullptr;
+  int64_t chunks = 0;  ///< 16-byte chunks of dst: rows * pitch / 16 (0: nothing to copy)
+};
+
+/// Word j of the 16 bytes that start `shift` bytes into w[0..7] (two aligned
+/// 16-byte loads; little-endian words): the bytes of w[q + j] from the
+/// (shift % 4)-th on, then those of w[q + j + 1], q = shift / 4. Every index
+/// is a constant, so w stays in registers (an index known only at run time
+/// would put the array in local memory).
+__device__ __forceinline__ uint32_t realigned_word(const uint32_t (&w)[8], int shift, int j) {
+  const int q = shift / 4;
+  const uint32_t lo = q == 0 ? w[j] : q == 1 ? w[j + 1] : q == 2 ? w[j + 2] : w[j + 3];
+  const uint32_t hi = q == 0 ? w[j + 1] : q == 1 ? w[j + 2] : q == 2 ? w[j + 3] : w[j + 4];
+  return __funnelshift_r(lo, hi, 8 * (shift % 4));
+}
+
+/// Both copies in one launch: the first a.chunks threads copy A, the rest B.
+/// One thread writes one 16-byte chunk of dst (an aligned store): dst's row
+/// r, bytes [first, first + 16), from src's row r, zero past `cols`. Its
+/// source bytes start anywhere, so it loads the two aligned 16-byte words
+/// that hold them and shifts them into place (neighbouring threads load the
+/// same words, the second one's first is the first one's second: L1 serves
+/// it). A chunk at the end of a row (past `cols`) or whose two words would
+/// reach outside the operand (before its first byte, after its last) is read
+/// a byte at a time instead.
+__global__ void copy_rows_kernel(RowCopy a, RowCopy b, int64_t cols, int64_t pitch) {
+  int64_t chunk = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool is_a = chunk < a.chunks;
+  if (!is_a) chunk -= a.chunks;
+  // The fields one at a time: a reference to a or b, chosen at run time,
+  // would copy both parameter structs to local memory.
+  const uint8_t* const src = is_a ? a.src : b.src;
+  const int64_t rows = is_a ? a.rows : b.rows, ld = is_a ? a.ld : b.ld;
+  if (chunk >= (is_a ? a.chunks : b.chunks)) return;
   const int64_t chunks_per_row = pitch / 16;
-  const int64_t chunk = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (chunk >= rows * chunks_per_row) return;
   const int64_t row = chunk / chunks_per_row;
   const int64_t first = (chunk % chunks_per_row) * 16;
-  const uint8_t* from = src + row * ld;
+  const uint8_t* const from = src + row * ld + first;
+  const uint8_t* const end = src + (rows - 1) * ld + cols;  // one past the operand's last byte
+  const int shift = static_cast<int>(reinterpret_cast<uintptr_t>(from) % 16);
+  const uint8_t* const aligned = from - shift;
   uint32_t words[4];
+  if (first + 16 <= cols && aligned >= src && aligned + 32 <= end) {
+    const uint4 lo = *reinterpret_cast<const uint4*>(aligned);
+    const uint4 hi = *reinterpret_cast<const uint4*>(aligned + 16);
+    const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
 #pragma unroll
-  for (int w = 0; w < 4; ++w) {
-    uint32_t word = 0;
+    for (int j = 0; j < 4; ++j) words[j] = realigned_word(w, shift, j);
+  } else {
 #pragma unroll
-    for (int b = 0; b < 4; ++b) {
-      const int64_t col = first + 4 * w + b;
-      const uint32_t byte = col < cols ? from[col] : 0u;
-      word |= byte << (8 * b);
+    for (int j = 0; j < 4; ++j) {
+      uint32_t word = 0;
+#pragma unroll
+      for (int byte = 0; byte < 4; ++byte) {
+        const int64_t col = first + 4 * j + byte;
+        const uint32_t value = col < cols ? from[4 * j + byte] : 0u;
+        word |= value << (8 * byte);
+      }
+      words[j] = word;
     }
-    words[w] = word;
   }
-  *reinterpret_cast<uint4*>(dst + row * pitch + first) = make_uint4(words[0], words[1], words[2], words[3]);
+  *reinterpret_cast<uint4*>((is_a ? a.dst : b.dst) + row * pitch + first) =
+      make_uint4(words[0], words[1], words[2], words[3]);
 }
 
 }  // namespace
@@ -51,24 +96,22 @@ Status align_operand_rows(GemmArgs* args, int64_t bytes, AlignedCopies* copies) 
   Status status = stream_buffer(args->stream, StreamBuffer::kAlignedRows, a_bytes + b_bytes, &memory, nullptr);
   if (!status.ok()) return status;
   uint8_t* const buffer = static_cast<uint8_t*>(memory);
-  const auto copy = [&](const uint8_t* src, int64_t rows, int64_t ld, uint8_t* dst) {
-    constexpr int kThreads = 256;
-    const int64_t chunks = rows * (pitch / 16);
-    copy_rows_kernel<<<static_cast<unsigned>((chunks + kThreads - 1) / kThreads), kThreads, 0, args->stream>>>(
-        src, rows, args->k, ld, dst, pitch);
-    return status_from_launch("copying rows of A or B to 16-byte boundaries");
-  };
+  RowCopy a, b;
+  if (copy_a) a = RowCopy{args->a, args->m, args->lda, buffer, args->m * (pitch / 16)};
+  if (copy_b) b = RowCopy{args->b, args->n, args->ldb, buffer + a_bytes, args->n * (pitch / 16)};
+  constexpr int kThreads = 256;
+  const int64_t chunks = a.chunks + b.chunks;
+  const auto blocks = static_cast<unsigned>((chunks + kThreads - 1) / kThreads);
+  copy_rows_kernel<<<blocks, kThreads, 0, args->stream>>>(a, b, args->k, pitch);
+  status = status_from_launch("copying rows of A or B to 16-byte boundaries");
+  if (!status.ok()) return status;
   if (copy_a) {
-    status = copy(args->a, args->m, args->lda, buffer);
-    if (!status.ok()) return status;
-    args->a = buffer;
+    args->a = a.dst;
     args->lda = pitch;
     copies->a = true;
   }
   if (copy_b) {
-    status = copy(args->b, args->n, args->ldb, buffer + a_bytes);
-    if (!status.ok()) return status;
-    args->b = buffer + a_bytes;
+    args->b = b.dst;
     args->ldb = pitch;
     copies->b = true;
   }
