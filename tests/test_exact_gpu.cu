@@ -139,6 +139,14 @@ std::vector<GemmShape> exact_cases() {
     cases.push_back(gemm(s[0], s[1], s[2], kBF16));
     cases.push_back(gemm(s[0], s[1], s[2], kFP32));
   }
+  // 35 rows of tiles by 3 columns (128 x 128): on a GPU of 132 SMs (66
+  // clusters of two) step 12 runs them with each cluster's tiles one above
+  // the other, sharing B (54 cluster tiles, one round, where side by side
+  // takes 70, two rounds), and the last cluster's second tile lies past M.
+  // N = 300: D's rows off 16-byte boundaries (BF16); 304: through the TMA.
+  cases.push_back(gemm(4400, 300, 256, kBF16));
+  cases.push_back(gemm(4400, 304, 256, kBF16));
+  cases.push_back(gemm(4400, 300, 256, kFP32));
   // Decode: few rows against a large weight, K = 7168.
   for (int64_t m : {1, 2, 4, 8, 16, 32, 64, 128}) cases.push_back(gemm(m, 2112, 7168, kBF16));
   cases.push_back(gemm(1, 2112, 7168, kFP32));
@@ -166,10 +174,11 @@ std::vector<GemmShape> exact_padded_cases() {
 // 1793 x 1056 x 1000 takes step 12's 128 x 256 tile of fast accumulation (1 round of 40 clusters
 // against 2 of 128 x 128): its last row of tiles is one row deep and that tile's cluster partner
 // (its clusters stand along M) lies past M; its last column of tiles is 32 columns wide, three of
-// its four BF16 boxes wholly past N.
+// its four BF16 boxes wholly past N. 4400 x 300 x 256 takes the 128 x 128 tile with its clusters
+// along M (see exact_cases).
 std::vector<GemmShape> exact_fast_cases() {
-  return {gemm(64, 2112, 7168, kFP32), gemm(64, 2112, 7168, kBF16), gemm(255, 1000, 1008, kFP32),
-          gemm(128, 256, 16384, kFP32), gemm(1793, 1056, 1000, kBF16)};
+  return {gemm(64, 2112, 7168, kFP32),  gemm(64, 2112, 7168, kBF16),   gemm(255, 1000, 1008, kFP32),
+          gemm(128, 256, 16384, kFP32), gemm(1793, 1056, 1000, kBF16), gemm(4400, 300, 256, kBF16)};
 }
 
 // -----------------------------------------------------------------------------

@@ -157,10 +157,11 @@ __host__ __device__ inline const float* expert_b_scales(const GemmArgs& args, in
 // Which kernels a tile shape has (select_units): every kind, or, for the
 // 128 x 128 tile, the plain GEMMs without block scales on a deeper ring
 // (kRingBytesPlain) and the rest (block scales, groups) on kRingBytes (the
-// 128 x 64 tile has the first kind only); the
+// 128 x 64 tile has the first kind only), and the plain unsplit GEMMs
+// without block scales again with the cluster along M (kPlainSharingB); the
 // 128 x 256 tile has only plain unsplit GEMMs with fast accumulation: with
 // promotion its 128 accumulators a set would need 384 registers a thread.
-enum class TileKernels { kEvery, kPlainWithoutBlockScales, kBlockScalesOrGroups, kFastPlain };
+enum class TileKernels { kEvery, kPlainWithoutBlockScales, kBlockScalesOrGroups, kFastPlain, kPlainSharingB };
 
 // A tile shape of D and everything that follows from it (step 08's, with the
 // D buffer added to shared memory, and the cluster).
@@ -171,9 +172,10 @@ struct Tile {
   // Blocks per cluster, on neighbouring tiles along N: they share A's tile,
   // and each loads kBoxRowsA of its rows for all of them. The wide tile's
   // cluster instead stands along M and shares B's tile, its larger operand
-  // (kShareB: each block loads kBoxRowsB of B's rows for both).
+  // (kShareB: each block loads kBoxRowsB of B's rows for both), and so does
+  // the 128 x 128 tile's kPlainSharingB, where that takes fewer rounds.
   static constexpr int kClusterBlocks = kCluster;
-  static constexpr bool kShareB = kKernels == TileKernels::kFastPlain;
+  static constexpr bool kShareB = kKernels == TileKernels::kFastPlain || kKernels == TileKernels::kPlainSharingB;
   static constexpr int kBoxRowsA = kShareB ? kM : kM / kCluster;
   static constexpr uint32_t kBoxBytesA = kBoxRowsA * kBlockK;
   static constexpr int kBoxRowsB = kShareB ? kN / kCluster : kN;
@@ -190,9 +192,10 @@ struct Tile {
   static constexpr uint32_t kTileBytesB = kN * kBlockK;
   static constexpr uint32_t kStageBytes = kTileBytesA + kTileBytesB;  // what the TMA delivers per stage
   static constexpr TileKernels kHasKernels = kKernels;
-  static constexpr uint32_t kRing = kKernels == TileKernels::kPlainWithoutBlockScales ? kRingBytesPlain
-                                    : kKernels == TileKernels::kFastPlain             ? kRingBytesWide
-                                                                                      : kRingBytes;
+  static constexpr uint32_t kRing =
+      kKernels == TileKernels::kPlainWithoutBlockScales || kKernels == TileKernels::kPlainSharingB ? kRingBytesPlain
+      : kKernels == TileKernels::kFastPlain                                                        ? kRingBytesWide
+                                                                                                   : kRingBytes;
   // 5 of 128 x 128 (6 in kRingBytesPlain), 3 of 128 x 256, 8 of 128 x 64, 10 of 64 x 64
   static constexpr int kStages = kRing / kStageBytes;
   // D's buffer: per consumer warpgroup, the boxes of its 64 x kN part of D in
@@ -235,6 +238,12 @@ struct Tile {
 // without block scales, five for the others.
 using LargeTilePlain = Tile<128, 128, 2, TileKernels::kPlainWithoutBlockScales>;
 using LargeTile = Tile<128, 128, 2, TileKernels::kBlockScalesOrGroups>;
+// The same plain unsplit GEMMs with the cluster's two tiles one above the
+// other, sharing B, where an odd number of columns of tiles would leave a
+// cluster tile half past N in every row of them and cost a round (the
+// chapter's "Rows anywhere": 4096 x 4097 x 4096 takes 8 rounds so, 9 side by
+// side).
+using LargeTileSharingB = Tile<128, 128, 2, TileKernels::kPlainSharingB>;
 // Fast accumulation's wide tile, also in clusters of two (the chapter's "A
 // wider tile for fast accumulation").
 using WideTile = Tile<128, 256, 2, TileKernels::kFastPlain>;
@@ -855,6 +864,9 @@ KernelFunction select_units(Units units) {
     } else {
       return units == Units::kTiles ? grouped_moe_fp8_gemm_kernel<T, kA, kB, false, false, Units::kTiles> : nullptr;
     }
+  } else if constexpr (T::kHasKernels == TileKernels::kPlainSharingB) {
+    if (kBlockScales || units != Units::kTiles) return nullptr;
+    return grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kTiles>;
   } else if constexpr (T::kHasKernels == TileKernels::kPlainWithoutBlockScales) {
     if (kBlockScales || units == Units::kGroupedTiles) return nullptr;
     return units == Units::kSplitTiles ? grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kSplitTiles>
@@ -908,8 +920,9 @@ struct LaunchPlan {
   bool small_tile = false;   // SmallTile (M <= kSmallTileMaxM, or split M <= kSmallTileMaxSplitM)
   bool medium_tile = false;  // MediumTile (M <= kMediumTileMaxM: see plan_launch)
   bool wide_tile = false;    // WideTile (fast accumulation, unsplit, no more rounds: see kWideTileRoundSlack)
+  bool sharing_b = false;    // LargeTileSharingB (plain, unsplit, fewer rounds with the cluster along M)
   int64_t tiles = 0;
-  int64_t cluster_tiles = 0;  // tiles side by side in clusters of cluster_blocks (the last may stick out past N)
+  int64_t cluster_tiles = 0;  // tiles side by side (or one above the other, T::kShareB) in clusters of cluster_blocks
   int k_blocks = 0;
   int slices = 1;
   int64_t units = 0;          // cluster tiles x slices
@@ -1008,6 +1021,26 @@ LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = Grouped
       return medium;
     }
   }
+  // Each cluster's units: its rounds.
+  const auto rounds = [](const LaunchPlan& p) { return (p.units + p.clusters - 1) / p.clusters; };
+  // The 128 x 128 tile's cluster along M, sharing B, where that takes fewer
+  // rounds than along N. With an odd number of columns of tiles, a cluster
+  // tile side by side sticks out past N in every row of tiles, one above the
+  // other only in the last row, if M has an odd number of rows of tiles:
+  // 4096 x 4097 has 17 x 32 = 544 cluster tiles side by side, 9 rounds of 66
+  // clusters, and 33 x 16 = 528 one above the other, 8 rounds. Where the
+  // rounds are equal (every even number of columns) the cluster stays side
+  // by side. Plain unsplit GEMMs without block scales only: the kernels that
+  // exist with it.
+  LaunchPlan tile_128 = large;
+  if (groups.grouping == Grouping::kNone && !has_block_scales(args) && large.slices == 1 &&
+      large.resident_clusters > 0) {
+    LaunchPlan sharing_b = plan_launch_with<LargeTileSharingB>(args, groups);
+    if (sharing_b.slices == 1 && sharing_b.resident_clusters > 0 && rounds(sharing_b) < rounds(large)) {
+      sharing_b.sharing_b = true;
+      tile_128 = sharing_b;
+    }
+  }
   // Fast accumulation on the 128 x 256 tile where it stays unsplit and does
   // not cost more in waves than it is expected to gain: each cluster's units
   // (its rounds) at most kWideTileRoundSlack times half the 128 x 128 tile's
@@ -1017,14 +1050,13 @@ LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = Grouped
   if (groups.grouping == Grouping::kNone && args.fast_accumulation && !has_block_scales(args) && !column_vectors &&
       large.slices == 1 && large.resident_clusters > 0) {
     LaunchPlan wide = plan_launch_with<WideTile>(args, groups);
-    const auto rounds = [](const LaunchPlan& p) { return (p.units + p.clusters - 1) / p.clusters; };
     if (wide.slices == 1 && wide.resident_clusters > 0 &&
-        static_cast<double>(2 * rounds(wide)) <= kWideTileRoundSlack * static_cast<double>(rounds(large))) {
+        static_cast<double>(2 * rounds(wide)) <= kWideTileRoundSlack * static_cast<double>(rounds(tile_128))) {
       wide.wide_tile = true;
       return wide;
     }
   }
-  return large;
+  return tile_128;
 }
 
 // How the consumers write D (DStore), as the launcher chooses and the plan
@@ -1056,10 +1088,11 @@ std::string describe_grouped_moe_launch(const GemmArgs& args) {
     why += " (not 128 x 128: M <= " + std::to_string(kMediumTileMaxM) +
            " and less work per cluster, or as much in fewer slices, on 128 x 64)";
   }
+  if (plan.sharing_b) why += " (the cluster along M: fewer rounds than side by side)";
   why += ": " + std::to_string(plan.slices) + (plan.slices == 1 ? " slice, " : " slices, ") +
          std::to_string(plan.units) + " units";
   if (plan.cluster_blocks > 1) {
-    const bool shares_b = plan.wide_tile;  // WideTile::kShareB: its cluster stands along M
+    const bool shares_b = plan.wide_tile || plan.sharing_b;  // T::kShareB: the cluster stands along M
     why += " of " + std::to_string(plan.cluster_blocks) +
            (shares_b ? " tiles one above the other, on " : " tiles side by side, on ") + std::to_string(plan.clusters) +
            " persistent clusters of " + std::to_string(plan.cluster_blocks) +
@@ -1208,6 +1241,7 @@ Status launch_with_plan(const GemmArgs& args, const GroupedView& groups) {
   if (plan.small_tile) return launch_with_tile<SmallTile>(args, plan, groups);
   if (plan.medium_tile) return launch_with_tile<MediumTile>(args, plan, groups);
   if (plan.wide_tile) return launch_with_tile<WideTile>(args, plan, groups);
+  if (plan.sharing_b) return launch_with_tile<LargeTileSharingB>(args, plan, groups);
   // Six stages where the static shared memory leaves room (kRingBytesPlain).
   if (groups.grouping == Grouping::kNone && !has_block_scales(args)) {
     return launch_with_tile<LargeTilePlain>(args, plan, groups);
