@@ -30,7 +30,8 @@
 #             `slices` kind)
 #   rows      rows off 16-byte boundaries (step 10 on): fp8gemm --check at
 #             ragged shapes, then the step beside cuBLASLt on aligned shapes and
-#             the same shapes with K, N or both one past a multiple of 16
+#             the same shapes with K, N or both one past a multiple of 16 (or,
+#             2047 x 8191 x 7176, M and N one short and K 8 past)
 #   grouped   the grouped GEMM (step 12 on): test_grouped_gpu, memcheck and
 #             racecheck on its ragged cases of both layouts, then
 #             fp8gemm_grouped_bench (the step beside the cuBLASLt loop and, for
@@ -238,7 +239,7 @@ for phase in "$@"; do
         echo "fp8gemm --step $number ${m}x${n}x${k} --check: rc=$?"
       done
       grep -E "^launch:|check PASS|FAIL" "$LOGS/rows_checks.log" | head -6
-      rows_shapes=4096x4096x4096,4096x4096x4100,4096x4097x4096,4095x4097x4100,8192x8192x8192,8192x8192x8200
+      rows_shapes=4096x4096x4096,4096x4096x4100,4096x4097x4096,4095x4097x4100,8192x8192x8192,8192x8192x8200,2048x8192x7168,2047x8191x7176
       timeout 150 "$bin/fp8gemm_bench" --steps="$number" --shapes=$rows_shapes --benchmark_repetitions=3 \
         --benchmark_min_time=0.05 --benchmark_out="$OUT/bench_rows.json" --benchmark_out_format=json \
         > "$LOGS/bench_rows.log" 2>&1
