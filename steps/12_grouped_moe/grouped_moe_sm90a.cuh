@@ -157,11 +157,19 @@ __host__ __device__ inline const float* expert_b_scales(const GemmArgs& args, in
 // Which kernels a tile shape has (select_units): every kind, or, for the
 // 128 x 128 tile, the plain GEMMs without block scales on a deeper ring
 // (kRingBytesPlain) and the rest (block scales, groups) on kRingBytes (the
-// 128 x 64 tile has the first kind only), and the plain unsplit GEMMs
-// without block scales again with the cluster along M (kPlainSharingB); the
+// 128 x 64 tile has the first kind only), and the plain unsplit GEMMs and
+// the masked grouped GEMMs without block scales again with the cluster along
+// M (kPlainSharingB, kGroupedSharingB: the first on the deeper ring); the
 // 128 x 256 tile has only plain unsplit GEMMs with fast accumulation: with
 // promotion its 128 accumulators a set would need 384 registers a thread.
-enum class TileKernels { kEvery, kPlainWithoutBlockScales, kBlockScalesOrGroups, kFastPlain, kPlainSharingB };
+enum class TileKernels {
+  kEvery,
+  kPlainWithoutBlockScales,
+  kBlockScalesOrGroups,
+  kFastPlain,
+  kPlainSharingB,
+  kGroupedSharingB
+};
 
 // A tile shape of D and everything that follows from it (step 08's, with the
 // D buffer added to shared memory, and the cluster).
@@ -173,9 +181,11 @@ struct Tile {
   // and each loads kBoxRowsA of its rows for all of them. The wide tile's
   // cluster instead stands along M and shares B's tile, its larger operand
   // (kShareB: each block loads kBoxRowsB of B's rows for both), and so does
-  // the 128 x 128 tile's kPlainSharingB, where that takes no more rounds.
+  // the 128 x 128 tile's kPlainSharingB and kGroupedSharingB, where that
+  // takes no more rounds.
   static constexpr int kClusterBlocks = kCluster;
-  static constexpr bool kShareB = kKernels == TileKernels::kFastPlain || kKernels == TileKernels::kPlainSharingB;
+  static constexpr bool kShareB = kKernels == TileKernels::kFastPlain || kKernels == TileKernels::kPlainSharingB ||
+                                  kKernels == TileKernels::kGroupedSharingB;
   static constexpr int kBoxRowsA = kShareB ? kM : kM / kCluster;
   static constexpr uint32_t kBoxBytesA = kBoxRowsA * kBlockK;
   static constexpr int kBoxRowsB = kShareB ? kN / kCluster : kN;
@@ -244,6 +254,10 @@ using LargeTile = Tile<128, 128, 2, TileKernels::kBlockScalesOrGroups>;
 // row of them and cost a round (the chapter's "Rows anywhere": 4096 x 4097 x
 // 4096 takes 8 rounds so, 9 side by side).
 using LargeTileSharingB = Tile<128, 128, 2, TileKernels::kPlainSharingB>;
+// And the masked layout's grouped GEMMs without block scales, each cluster's
+// two tiles one above the other in one expert's rows (five stages: the
+// counts' array takes the room of the sixth).
+using LargeTileGroupedSharingB = Tile<128, 128, 2, TileKernels::kGroupedSharingB>;
 // Fast accumulation's wide tile, also in clusters of two (the chapter's "A
 // wider tile for fast accumulation").
 using WideTile = Tile<128, 256, 2, TileKernels::kFastPlain>;
@@ -351,7 +365,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     w.cluster_n_tiles = T::kShareB ? w.n_tiles : (w.n_tiles + kCluster - 1) / kCluster;
     w.rank = kCluster == 1 ? 0 : static_cast<int>(cluster_block_rank());
     w.cluster_tiles = grouping == Grouping::kMasked
-                          ? masked_tile_count<int>(expert_rows, groups.experts, kBlockM, w.cluster_n_tiles)
+                          ? masked_tile_count<int>(expert_rows, groups.experts, T::kClusterTileRows, w.cluster_n_tiles)
                           : w.cluster_m_tiles * w.cluster_n_tiles;
     w.units = persistent_tile_count<int>(w.cluster_tiles * slices, gridDim.x / kCluster, blockIdx.x / kCluster);
     return w;
@@ -377,11 +391,17 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     u.expert = 0;
     u.padding = false;
     if (grouping == Grouping::kMasked) {  // the experts' tiles one expert after another
-      const GroupedTile t =
-          masked_tile<int>(cluster_tile, expert_rows, groups.experts, kBlockM, w.cluster_n_tiles, kGroupRows);
+      const GroupedTile t = masked_tile<int>(cluster_tile, expert_rows, groups.experts, T::kClusterTileRows,
+                                             w.cluster_n_tiles, kGroupRows);
       u.expert = t.expert;
-      u.m_block = static_cast<int>(t.m_block);
-      u.n_block = static_cast<int>(t.n_block) * kCluster + w.rank;
+      if constexpr (T::kShareB) {  // the cluster's tiles one above the other in the expert's rows (the
+        // second may lie past its count: it loads its half of B for both and stores nothing)
+        u.m_block = static_cast<int>(t.m_block) * kCluster + w.rank;
+        u.n_block = static_cast<int>(t.n_block);
+      } else {
+        u.m_block = static_cast<int>(t.m_block);
+        u.n_block = static_cast<int>(t.n_block) * kCluster + w.rank;
+      }
       u.row = u.expert * groups.capacity + u.m_block * kBlockM;
       u.rows_end = u.expert * groups.capacity + expert_rows[u.expert];
     } else {  // one GEMM's tiles over all the rows
@@ -867,6 +887,9 @@ KernelFunction select_units(Units units) {
   } else if constexpr (T::kHasKernels == TileKernels::kPlainSharingB) {
     if (kBlockScales || units != Units::kTiles) return nullptr;
     return grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kTiles>;
+  } else if constexpr (T::kHasKernels == TileKernels::kGroupedSharingB) {
+    if (kBlockScales || units != Units::kGroupedTiles) return nullptr;
+    return grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kGroupedTiles>;
   } else if constexpr (T::kHasKernels == TileKernels::kPlainWithoutBlockScales) {
     if (kBlockScales || units == Units::kGroupedTiles) return nullptr;
     return units == Units::kSplitTiles ? grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kSplitTiles>
@@ -906,6 +929,8 @@ int max_active_clusters() {
             ? select_kernel<T, true, true>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles)
         : T::kHasKernels == TileKernels::kFastPlain
             ? select_kernel<T, false, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles)
+        : T::kHasKernels == TileKernels::kGroupedSharingB
+            ? select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kGroupedTiles)
             : select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles);
     // (0 without a GPU, or without an sm_90a one: the launch says which.)
     const int clusters = sm90::max_active_clusters(kernel, T::kThreads, T::kDynamicSharedBytes, T::kClusterBlocks);
@@ -920,7 +945,7 @@ struct LaunchPlan {
   bool small_tile = false;   // SmallTile (M <= kSmallTileMaxM, or split M <= kSmallTileMaxSplitM)
   bool medium_tile = false;  // MediumTile (M <= kMediumTileMaxM: see plan_launch)
   bool wide_tile = false;    // WideTile (fast accumulation, unsplit, no more rounds: see kWideTileRoundSlack)
-  bool sharing_b = false;    // LargeTileSharingB (plain, unsplit, no more rounds with the cluster along M)
+  bool sharing_b = false;    // cluster along M: LargeTileSharingB, or LargeTileGroupedSharingB (masked)
   int64_t tiles = 0;
   int64_t cluster_tiles = 0;  // tiles side by side (or one above the other, T::kShareB) in clusters of cluster_blocks
   int k_blocks = 0;
@@ -951,9 +976,10 @@ LaunchPlan plan_launch_with(const GemmArgs& args, const GroupedView& groups) {
   const int64_t cluster_m_tiles = T::kShareB ? (m_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks : m_tiles;
   const int64_t cluster_n_tiles = T::kShareB ? n_tiles : (n_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks;
   // Masked: every expert's rows of tiles as if full (the counts are on the device).
-  const int64_t walked_m_tiles = groups.grouping == Grouping::kMasked
-                                     ? groups.experts * ((groups.capacity + T::kBlockM - 1) / T::kBlockM)
-                                     : cluster_m_tiles;
+  const int64_t walked_m_tiles =
+      groups.grouping == Grouping::kMasked
+          ? groups.experts * ((groups.capacity + T::kClusterTileRows - 1) / T::kClusterTileRows)
+          : cluster_m_tiles;
   plan.cluster_tiles = walked_m_tiles * cluster_n_tiles;
   // The contiguous layout's tile order: groups no taller than an expert's
   // mean rows (common/device/grouped_scheduler.h), in this tile's cluster tiles.
@@ -1039,6 +1065,16 @@ LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = Grouped
       large.resident_clusters > 0) {
     LaunchPlan sharing_b = plan_launch_with<LargeTileSharingB>(args, groups);
     if (sharing_b.slices == 1 && sharing_b.resident_clusters > 0 && rounds(sharing_b) <= rounds(large)) {
+      sharing_b.sharing_b = true;
+      tile_128 = sharing_b;
+    }
+  } else if (groups.grouping == Grouping::kMasked && !has_block_scales(args) && large.resident_clusters > 0) {
+    // The masked layout's too, in each expert's rows (its counts may leave
+    // the second tile empty; the walk skips a pair wholly past a count). Not
+    // the contiguous layout's: two tiles of 128 rows there may belong to two
+    // experts, with two B tiles.
+    LaunchPlan sharing_b = plan_launch_with<LargeTileGroupedSharingB>(args, groups);
+    if (sharing_b.resident_clusters > 0 && rounds(sharing_b) <= rounds(large)) {
       sharing_b.sharing_b = true;
       tile_128 = sharing_b;
     }
@@ -1243,7 +1279,10 @@ Status launch_with_plan(const GemmArgs& args, const GroupedView& groups) {
   if (plan.small_tile) return launch_with_tile<SmallTile>(args, plan, groups);
   if (plan.medium_tile) return launch_with_tile<MediumTile>(args, plan, groups);
   if (plan.wide_tile) return launch_with_tile<WideTile>(args, plan, groups);
-  if (plan.sharing_b) return launch_with_tile<LargeTileSharingB>(args, plan, groups);
+  if (plan.sharing_b) {
+    return groups.grouping == Grouping::kNone ? launch_with_tile<LargeTileSharingB>(args, plan, groups)
+                                              : launch_with_tile<LargeTileGroupedSharingB>(args, plan, groups);
+  }
   // Six stages where the static shared memory leaves room (kRingBytesPlain).
   if (groups.grouping == Grouping::kNone && !has_block_scales(args)) {
     return launch_with_tile<LargeTilePlain>(args, plan, groups);
