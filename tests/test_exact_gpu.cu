@@ -242,18 +242,9 @@ TEST_P(ExactOffsetOperandsTest, EqualsTheExactProductBitForBit) {
   const auto problem =
       test_support::exact_problem(ProblemShape{c.gemm.m, c.gemm.n, c.gemm.k, c.gemm.a_format, c.gemm.b_format},
                                   accumulation);
-  const auto upload_at = [](const QuantizedMatrix& q, int64_t ld, int64_t offset) {
-    DeviceBuffer<uint8_t> device(static_cast<size_t>(offset + (q.rows - 1) * ld + q.cols));
-    FP8GEMM_CUDA_CHECK(cudaMemset(device.get(), test_support::fp8_nan_code(q.format), device.bytes()));
-    FP8GEMM_CUDA_CHECK(cudaMemcpy2D(device.get() + offset, static_cast<size_t>(ld), q.codes.data(),
-                                    static_cast<size_t>(q.cols), static_cast<size_t>(q.cols),
-                                    static_cast<size_t>(q.rows), cudaMemcpyHostToDevice));
-    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());  // the kernel runs on another stream
-    return device;
-  };
   constexpr int64_t kOffsetA = 3, kOffsetB = 13;  // odd, and different: every row's shift differs
-  const DeviceBuffer<uint8_t> a = upload_at(problem->a, layout.lda, kOffsetA);
-  const DeviceBuffer<uint8_t> b = upload_at(problem->b, layout.ldb, kOffsetB);
+  const DeviceBuffer<uint8_t> a = test_support::upload_operand_at(problem->a, layout.lda, kOffsetA);
+  const DeviceBuffer<uint8_t> b = test_support::upload_operand_at(problem->b, layout.ldb, kOffsetB);
   const test_support::DeviceOperands operands{a.get() + kOffsetA, layout.lda, problem->a.scales[0],
                                               b.get() + kOffsetB, layout.ldb, problem->b.scales[0]};
   const bool rows_anywhere = c.step.constraints.operand_alignment_bytes <= 1;

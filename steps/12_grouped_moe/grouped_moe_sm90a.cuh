@@ -1061,23 +1061,21 @@ LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = Grouped
   // issue 11 run 48). Plain unsplit GEMMs without block scales only: the
   // kernels that exist with it.
   LaunchPlan tile_128 = large;
+  const auto along_m_if_no_more_rounds = [&](LaunchPlan along_m) {
+    if (along_m.slices == 1 && along_m.resident_clusters > 0 && rounds(along_m) <= rounds(large)) {
+      along_m.sharing_b = true;
+      tile_128 = along_m;
+    }
+  };
   if (groups.grouping == Grouping::kNone && !has_block_scales(args) && large.slices == 1 &&
       large.resident_clusters > 0) {
-    LaunchPlan sharing_b = plan_launch_with<LargeTileSharingB>(args, groups);
-    if (sharing_b.slices == 1 && sharing_b.resident_clusters > 0 && rounds(sharing_b) <= rounds(large)) {
-      sharing_b.sharing_b = true;
-      tile_128 = sharing_b;
-    }
+    along_m_if_no_more_rounds(plan_launch_with<LargeTileSharingB>(args, groups));
   } else if (groups.grouping == Grouping::kMasked && !has_block_scales(args) && large.resident_clusters > 0) {
     // The masked layout's too, in each expert's rows (its counts may leave
     // the second tile empty; the walk skips a pair wholly past a count). Not
     // the contiguous layout's: two tiles of 128 rows there may belong to two
-    // experts, with two B tiles.
-    LaunchPlan sharing_b = plan_launch_with<LargeTileGroupedSharingB>(args, groups);
-    if (sharing_b.resident_clusters > 0 && rounds(sharing_b) <= rounds(large)) {
-      sharing_b.sharing_b = true;
-      tile_128 = sharing_b;
-    }
+    // experts, with two B tiles. (A grouped plan has one slice.)
+    along_m_if_no_more_rounds(plan_launch_with<LargeTileGroupedSharingB>(args, groups));
   }
   // Fast accumulation on the 128 x 256 tile where it stays unsplit and does
   // not cost more in waves than it is expected to gain: each cluster's units

@@ -27,15 +27,30 @@ std::string describe_position(int64_t offset, int64_t ldd) {
 
 uint8_t fp8_nan_code(Fp8Format format) { return fp8_is_fnuz(format) ? 0x80 : 0x7F; }
 
-DeviceBuffer<uint8_t> upload_operand(const QuantizedMatrix& q, int64_t ld) {
-  DeviceBuffer<uint8_t> device(static_cast<size_t>(q.rows * ld));
+namespace {
+
+// q's codes, rows `ld` bytes apart, from byte `offset` of a new buffer of
+// `bytes` bytes that hold the NaN code elsewhere.
+DeviceBuffer<uint8_t> upload_codes(const QuantizedMatrix& q, int64_t ld, int64_t offset, int64_t bytes) {
+  DeviceBuffer<uint8_t> device(static_cast<size_t>(bytes));
   FP8GEMM_CUDA_CHECK(cudaMemset(device.get(), fp8_nan_code(q.format), device.bytes()));
-  FP8GEMM_CUDA_CHECK(cudaMemcpy2D(device.get(), static_cast<size_t>(ld), q.codes.data(), static_cast<size_t>(q.cols),
-                                  static_cast<size_t>(q.cols), static_cast<size_t>(q.rows), cudaMemcpyHostToDevice));
+  FP8GEMM_CUDA_CHECK(cudaMemcpy2D(device.get() + offset, static_cast<size_t>(ld), q.codes.data(),
+                                  static_cast<size_t>(q.cols), static_cast<size_t>(q.cols), static_cast<size_t>(q.rows),
+                                  cudaMemcpyHostToDevice));
   // A copy from pageable memory may return before it lands; the kernel runs
   // on another stream.
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   return device;
+}
+
+}  // namespace
+
+DeviceBuffer<uint8_t> upload_operand(const QuantizedMatrix& q, int64_t ld) {
+  return upload_codes(q, ld, 0, q.rows * ld);
+}
+
+DeviceBuffer<uint8_t> upload_operand_at(const QuantizedMatrix& q, int64_t ld, int64_t offset) {
+  return upload_codes(q, ld, offset, offset + (q.rows - 1) * ld + q.cols);
 }
 
 // -----------------------------------------------------------------------------

@@ -24,6 +24,12 @@ uint8_t fp8_nan_code(Fp8Format format);
 /// format's NaN code: a kernel that uses a byte past K produces NaN.
 DeviceBuffer<uint8_t> upload_operand(const QuantizedMatrix& q, int64_t ld);
 
+/// The same at a pointer off every alignment: the operand starts `offset`
+/// bytes into an allocation that ends with its last row's last byte (the
+/// operand's pointer is the buffer's plus `offset`); the bytes before it and
+/// the padding of every row but the last hold the NaN code.
+DeviceBuffer<uint8_t> upload_operand_at(const QuantizedMatrix& q, int64_t ld, int64_t offset);
+
 /// Byte written over the guard band around D.
 inline constexpr uint8_t kGuardByte = 0xA5;
 /// Byte written over D before a launch: 0xFFFF and 0xFFFFFFFF are NaN in
