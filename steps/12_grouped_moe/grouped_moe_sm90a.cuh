@@ -1058,8 +1058,8 @@ LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = Grouped
   // the rounds are equal it stands along M too: as many bytes per tile, yet
   // fewer L2 requests and 6-8 % less time at 1024 x 4096 x 7168, 1-2 % at the
   // long-K shapes, nothing lost at 4096^3 (the chapter's "Rows anywhere",
-  // issue 11 run 48). Plain unsplit GEMMs without block scales only: the
-  // kernels that exist with it.
+  // issue 11 run 48). Plain unsplit GEMMs without block scales, and the
+  // masked layout's (below): the kernels that exist with it.
   LaunchPlan tile_128 = large;
   const auto along_m_if_no_more_rounds = [&](LaunchPlan along_m) {
     if (along_m.slices == 1 && along_m.resident_clusters > 0 && rounds(along_m) <= rounds(large)) {
