@@ -150,12 +150,13 @@ int run(int argc, char** argv) {
   const cuuint64_t global_stride[1] = {kRowBytes};
   const cuuint32_t box_dim[2] = {static_cast<cuuint32_t>(kBoxBytes / element_bytes), kRows};
   const cuuint32_t element_stride[2] = {1, 1};
-  const CUresult encoded = encode(&map, type, 2, d_matrix, global_dim, global_stride, box_dim, element_stride,
-                                  CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                  swizzle ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
-                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult encoded =
+      encode(&map, type, 2, d_matrix, global_dim, global_stride, box_dim, element_stride, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             swizzle ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (encoded != CUDA_SUCCESS) {
-    std::printf("\"result\": \"fault\", \"error\": \"cuTensorMapEncodeTiled returned %d\"}\n", static_cast<int>(encoded));
+    std::printf("\"result\": \"fault\", \"error\": \"cuTensorMapEncodeTiled returned %d\"}\n",
+                static_cast<int>(encoded));
     return 0;
   }
   probe_kernel<<<1, 32>>>(map, store, swizzle, offset / element_bytes, d_pattern, d_out);
