@@ -10,7 +10,7 @@
 // the 128-byte swizzle or none, elements of 1 or 2 bytes.
 //
 // One case per process (an illegal instruction ends the CUDA context), so a
-// script runs it once per case (bench/results/h200/issue11/run56.sh). It
+// script runs it once per case (bench/results/h100/issue11/run56.sh). It
 // prints one JSON object: the case, and `result` = "correct" (the box's bytes
 // where they should be, nothing else touched), "wrong" (it ran, with other
 // bytes), or "fault" with the CUDA error.
