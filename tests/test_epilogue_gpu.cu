@@ -80,10 +80,12 @@ const std::vector<Variant>& variants() {
 // Shapes: aligned, ragged M and N with K not a multiple of 128 (a partial
 // last scale group), the same with M between 64 and 128 (where a step may
 // take a tile of 128 rows and narrower columns: step 12's 128 x 64), decode,
-// and one large square (checked on sampled rows).
+// one large square (checked on sampled rows), and two rows of tiles by 67
+// columns of 128, where step 12 takes its 128 x 112 tile for BF16 D without
+// block scales (two rounds of 66 clusters either way: kNarrowTileMinGain).
 const std::vector<GemmShape>& shapes() {
-  static const std::vector<GemmShape> list = {{256, 512, 1024}, {255, 1000, 1008}, {100, 1000, 1008},
-                                              {64, 2112, 7168}, {1, 2112, 7168},   {2048, 2048, 2048}};
+  static const std::vector<GemmShape> list = {{256, 512, 1024}, {255, 1000, 1008},  {100, 1000, 1008}, {64, 2112, 7168},
+                                              {1, 2112, 7168},  {2048, 2048, 2048}, {130, 8504, 200}};
   return list;
 }
 

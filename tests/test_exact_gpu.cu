@@ -147,6 +147,11 @@ std::vector<GemmShape> exact_cases() {
   cases.push_back(gemm(4400, 300, 256, kBF16));
   cases.push_back(gemm(4400, 304, 256, kBF16));
   cases.push_back(gemm(4400, 300, 256, kFP32));
+  // Two rows of tiles by 67 columns of 128 (66 clusters: two rounds either
+  // way) or 76 of 112, also two rounds: step 12 takes its 128 x 112 tile
+  // (BF16 D through the TMA), whose last column of tiles holds 104 columns
+  // of D, its second TMA box partly past N.
+  cases.push_back(gemm(255, 8504, 300, kBF16));
   // Decode: few rows against a large weight, K = 7168.
   for (int64_t m : {1, 2, 4, 8, 16, 32, 64, 128}) cases.push_back(gemm(m, 2112, 7168, kBF16));
   cases.push_back(gemm(1, 2112, 7168, kFP32));
@@ -175,10 +180,11 @@ std::vector<GemmShape> exact_padded_cases() {
 // against 2 of 128 x 128): its last row of tiles is one row deep and that tile's cluster partner
 // (its clusters stand along M) lies past M; its last column of tiles is 32 columns wide, three of
 // its four BF16 boxes wholly past N. 4400 x 300 x 256 takes the 128 x 128 tile with its clusters
-// along M (see exact_cases).
+// along M (see exact_cases); 255 x 8504 x 300 its 128 x 112 tile.
 std::vector<GemmShape> exact_fast_cases() {
   return {gemm(64, 2112, 7168, kFP32),  gemm(64, 2112, 7168, kBF16),   gemm(255, 1000, 1008, kFP32),
-          gemm(128, 256, 16384, kFP32), gemm(1793, 1056, 1000, kBF16), gemm(4400, 300, 256, kBF16)};
+          gemm(128, 256, 16384, kFP32), gemm(1793, 1056, 1000, kBF16), gemm(4400, 300, 256, kBF16),
+          gemm(255, 8504, 300, kBF16)};
 }
 
 // -----------------------------------------------------------------------------

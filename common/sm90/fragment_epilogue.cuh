@@ -47,6 +47,17 @@ using OutputElement = std::conditional_t<kOut == OutputType::kFP32, float,
 /// all: 1 box of FP8 for 128 columns, 2 of BF16, 4 of FP32.
 template <OutputType kOut, int kBlockN>
 inline constexpr int kTmaStoreBoxes = kBlockN* static_cast<int>(sizeof(OutputElement<kOut>)) / 128;
+/// A BF16 tile whose rows are longer than one box but not whole boxes (step
+/// 12's 128 x 112 tile: 224 bytes) takes one box more, which starts a box's
+/// width before the row's end: it overlaps the box before it, and the TMA
+/// writes the columns they share twice, with the same values.
+template <OutputType kOut, int kBlockN>
+inline constexpr bool kOverlappingLastBox =
+    (kOut == OutputType::kBF16) && kBlockN * 2 > 128 && kBlockN * 2 % 128 != 0 && kBlockN % 16 == 0;
+/// The boxes that cover a row: kTmaStoreBoxes, and the overlapping one.
+template <OutputType kOut, int kBlockN>
+inline constexpr int kTmaStoreBoxesCovering = kTmaStoreBoxes<kOut, kBlockN> +
+                                              (kOverlappingLastBox<kOut, kBlockN> ? 1 : 0);
 /// Bytes of one such box: 64 rows of 128 bytes.
 inline constexpr uint32_t kTmaStoreBoxBytes = 64 * 128;
 
@@ -265,15 +276,16 @@ __device__ __forceinline__ void store_tile_directly(const float (&y)[kBlockN / 2
 /// `first_box + b * box_stride`, 1024-byte aligned: step 07 reuses the
 /// warpgroup's share of the A tiles of stages 0, 1, ..., idle once the
 /// mainloop is over; the persistent steps have a D buffer of their own.
-/// kBlockN * sizeof(D's element) must be a multiple of 128.
+/// kBlockN * sizeof(D's element) must be a multiple of 128, or, BF16 only,
+/// the rows end in an overlapping box (kOverlappingLastBox).
 template <OutputType kOut, int kBlockN>
 __device__ __forceinline__ void write_tile_to_boxes(const float (&y)[kBlockN / 2], uint32_t first_box,
                                                     uint32_t box_stride, float inverse_d_scale) {
   using T = OutputElement<kOut>;
   constexpr int kBoxBytesPerRow = 128;  // the swizzle's row
   constexpr int kBoxColumns = kBoxBytesPerRow / static_cast<int>(sizeof(T));
-  static_assert(kTmaStoreBoxes<kOut, kBlockN> * kBoxColumns == kBlockN,
-                "the tile's rows must fill whole 128-byte boxes");
+  static_assert(kTmaStoreBoxes<kOut, kBlockN> * kBoxColumns == kBlockN || kOverlappingLastBox<kOut, kBlockN>,
+                "the tile's rows must fill whole 128-byte boxes (BF16: or end in an overlapping one)");
   const auto box_address = [&](int box) { return first_box + box * box_stride; };
   const int lane = threadIdx.x % kWarpSize;
   const int warp_row = (threadIdx.x % kWarpgroupThreads) / kWarpSize * 16;  // the warp's 16 rows of the 64
@@ -294,8 +306,22 @@ __device__ __forceinline__ void write_tile_to_boxes(const float (&y)[kBlockN / 2
         pairs[m] = output_pair<kOut>(y[i], y[i + 1], inverse_d_scale);
       }
       const int byte = 8 * (j + q / 2) * static_cast<int>(sizeof(T));
-      stmatrix_x4(swizzled_128b_address(box_address(byte / kBoxBytesPerRow), address_row, byte % kBoxBytesPerRow),
-                  pairs);
+      if constexpr (kOverlappingLastBox<kOut, kBlockN>) {
+        // Columns before the last box's first go to their box, those from
+        // it on to the last box (the columns they share, to both).
+        constexpr int kLastBox = kTmaStoreBoxes<kOut, kBlockN>;
+        constexpr int kLastBoxByte = (kBlockN - kBoxColumns) * static_cast<int>(sizeof(T));
+        if (16 * j < kLastBox * kBoxBytesPerRow) {
+          stmatrix_x4(swizzled_128b_address(box_address(byte / kBoxBytesPerRow), address_row, byte % kBoxBytesPerRow),
+                      pairs);
+        }
+        if (16 * j >= kLastBoxByte) {
+          stmatrix_x4(swizzled_128b_address(box_address(kLastBox), address_row, byte - kLastBoxByte), pairs);
+        }
+      } else {
+        stmatrix_x4(swizzled_128b_address(box_address(byte / kBoxBytesPerRow), address_row, byte % kBoxBytesPerRow),
+                    pairs);
+      }
     }
   } else {
 #pragma unroll
@@ -338,6 +364,10 @@ __device__ __forceinline__ void store_tile_through_tma(const float (&y)[kBlockN 
 #pragma unroll
     for (int box = 0; box < kTmaStoreBoxes<kOut, kBlockN>; ++box) {
       tma_store_2d(map_d, first_box + box * box_stride, tile_col + box * kBoxColumns, tile_row);
+    }
+    if constexpr (kOverlappingLastBox<kOut, kBlockN>) {  // the last box, a box's width before the row's end
+      tma_store_2d(map_d, first_box + kTmaStoreBoxes<kOut, kBlockN> * box_stride, tile_col + kBlockN - kBoxColumns,
+                   tile_row);
     }
     tma_store_commit_group();
     if constexpr (kWaitForRead) tma_store_wait_read();  // the block must not exit while the TMA still reads
@@ -408,13 +438,22 @@ __device__ __forceinline__ void store_tile_through_shared_rows(const float (&y)[
 /// the same boxes a row at a time where the kernel asks for it
 /// (`through_shared_rows`, step 12), else straight from the registers. A
 /// tile whose rows do not fill whole 128-byte boxes (FP32, which the boxes
-/// are not sized for; FP8 on a 64-column tile) always goes straight.
+/// are not sized for; FP8 on a 64-column tile) always goes straight; BF16
+/// rows that end in an overlapping box (kOverlappingLastBox) go through the
+/// TMA or straight, never a row at a time.
 template <OutputType kOut, int kBlockN, bool kWaitForRead = true>
 __device__ __forceinline__ void store_tile(const float (&y)[kBlockN / 2], const GemmArgs& args, bool store_through_tma,
                                            const CUtensorMap* map_d, uint32_t first_box, uint32_t box_stride,
                                            int barrier, int tile_row, int tile_col, int row0, int col0,
                                            float inverse_d_scale, bool pairs_aligned = true,
                                            bool through_shared_rows = false) {
+  if constexpr (kOverlappingLastBox<kOut, kBlockN>) {  // through the TMA, or else straight
+    if (store_through_tma) {
+      store_tile_through_tma<kOut, kBlockN, kWaitForRead>(y, args, map_d, first_box, box_stride, barrier, tile_row,
+                                                          tile_col, inverse_d_scale);
+      return;
+    }
+  }
   if constexpr (kTmaStoreBoxes<kOut, kBlockN> * 128 == kBlockN * static_cast<int>(sizeof(OutputElement<kOut>))) {
     if (store_through_tma) {
       store_tile_through_tma<kOut, kBlockN, kWaitForRead>(y, args, map_d, first_box, box_stride, barrier, tile_row,

@@ -143,6 +143,27 @@ inline constexpr bool kIsWgmmaFormat = F == Fp8Format::kE4M3 || F == Fp8Format::
         "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])                   \
       : "l"(desc_a), "l"(desc_b), "r"(static_cast<uint32_t>(accumulate)))
 
+/// The same for N = 112 (wgmma_m64n112k32): 56 accumulators per thread.
+#define FP8GEMM_WGMMA_M64N112K32(TYPES)                                                                                \
+  asm volatile(                                                                                                        \
+      "{\n"                                                                                                            \
+      "  .reg .pred accumulate;\n"                                                                                     \
+      "  setp.ne.b32 accumulate, %58, 0;\n"                                                                            \
+      "  wgmma.mma_async.sync.aligned.m64n112k32.f32." TYPES                                                           \
+      " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "    \
+      "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, " \
+      "%45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55}, "                                                       \
+      "%56, %57, accumulate, 1, 1;\n"                                                                                  \
+      "}\n"                                                                                                            \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),    \
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),         \
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),        \
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),        \
+        "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),        \
+        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),        \
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])                      \
+      : "l"(desc_a), "l"(desc_b), "r"(static_cast<uint32_t>(accumulate)))
+
 /// D(64 x 128, FP32) = A(64 x 32) * B(128 x 32)^T + (accumulate ? D : 0), with
 /// A and B FP8 (kFormatA, kFormatB: e4m3 or e5m2) in shared memory, both
 /// K-major, given by descriptors. Issued by all 128 threads of a warpgroup;
@@ -201,15 +222,36 @@ __device__ __forceinline__ void wgmma_m64n64k32(float (&d)[32], uint64_t desc_a,
 }
 #undef FP8GEMM_WGMMA_M64N64K32
 
-/// wgmma_m64n256k32, wgmma_m64n128k32 or wgmma_m64n64k32 by the tile width
-/// kN: kN / 2 accumulators per thread.
+/// D(64 x 112, FP32) = A(64 x 32) * B(112 x 32)^T + (accumulate ? D : 0): the
+/// N = 112 form of wgmma_m64n128k32, for step 12's narrow tile (as many
+/// columns as the GPU's waves make worth it). Fragment: d[4j + 2h + e] as
+/// there, for j = 0..13.
+template <Fp8Format kFormatA, Fp8Format kFormatB>
+__device__ __forceinline__ void wgmma_m64n112k32(float (&d)[56], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+  static_assert(kIsWgmmaFormat<kFormatA> && kIsWgmmaFormat<kFormatB>, "wgmma takes e4m3 and e5m2 (OCP) only");
+  if constexpr (kFormatA == Fp8Format::kE4M3 && kFormatB == Fp8Format::kE4M3) {
+    FP8GEMM_WGMMA_M64N112K32("e4m3.e4m3");
+  } else if constexpr (kFormatA == Fp8Format::kE4M3 && kFormatB == Fp8Format::kE5M2) {
+    FP8GEMM_WGMMA_M64N112K32("e4m3.e5m2");
+  } else if constexpr (kFormatA == Fp8Format::kE5M2 && kFormatB == Fp8Format::kE4M3) {
+    FP8GEMM_WGMMA_M64N112K32("e5m2.e4m3");
+  } else {
+    FP8GEMM_WGMMA_M64N112K32("e5m2.e5m2");
+  }
+}
+#undef FP8GEMM_WGMMA_M64N112K32
+
+/// wgmma_m64n256k32, wgmma_m64n128k32, wgmma_m64n112k32 or wgmma_m64n64k32 by
+/// the tile width kN: kN / 2 accumulators per thread.
 template <int kN, Fp8Format kFormatA, Fp8Format kFormatB>
 __device__ __forceinline__ void wgmma_m64nk32(float (&d)[kN / 2], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
-  static_assert(kN == 256 || kN == 128 || kN == 64, "wgmma N of 256, 128 or 64");
+  static_assert(kN == 256 || kN == 128 || kN == 112 || kN == 64, "wgmma N of 256, 128, 112 or 64");
   if constexpr (kN == 256) {
     wgmma_m64n256k32<kFormatA, kFormatB>(d, desc_a, desc_b, accumulate);
   } else if constexpr (kN == 128) {
     wgmma_m64n128k32<kFormatA, kFormatB>(d, desc_a, desc_b, accumulate);
+  } else if constexpr (kN == 112) {
+    wgmma_m64n112k32<kFormatA, kFormatB>(d, desc_a, desc_b, accumulate);
   } else {
     wgmma_m64n64k32<kFormatA, kFormatB>(d, desc_a, desc_b, accumulate);
   }

@@ -92,6 +92,14 @@ constexpr uint32_t kRingBytesWide = 144 * 1024;
 // 512 has 32 rounds of the wide tile against 63 of 128 x 128; 4096 x 2112 x
 // 7168, 3 against 5, stays on 128 x 128.
 constexpr double kWideTileRoundSlack = 1.1;
+// The 128 x 112 tile (NarrowTile) where each cluster's rounds times 112
+// columns come to at most 1 / this of its rounds times 128 on 128 x 128:
+// 4096 x 2112 x 7168 takes 5 rounds of 128 columns, 5 of 112 (19 columns of
+// tiles for 17); 1024 x 7168 x 2048, 4 of 128, 4 of 112 (64 columns of tiles
+// for 56). Not 4096^3: 9 rounds of 112 for 8 of 128 save under 2 %. Only
+// with BF16 D through the TMA: D from the registers (FP8 D, rows off 16
+// bytes) ran 0.94-0.95x on it (the chapter, issue 11 runs 58-60).
+constexpr double kNarrowTileMinGain = 1.05;
 constexpr size_t kMaxSharedBytesPerBlock = 227 * 1024;  // the H200's opt-in limit, static + dynamic
 // D leaves through shared memory and the TMA where D's rows end on 16-byte
 // boundaries (BF16 and FP8; FP32 straight from the registers).
@@ -162,13 +170,17 @@ __host__ __device__ inline const float* expert_b_scales(const GemmArgs& args, in
 // M (kPlainSharingB, kGroupedSharingB: the first on the deeper ring); the
 // 128 x 256 tile has only plain unsplit GEMMs with fast accumulation: with
 // promotion its 128 accumulators a set would need 384 registers a thread.
+// The 128 x 112 tile has the plain unsplit GEMMs without block scales, with
+// the cluster along M (kNarrowPlain; its tiles straddle B's 128 x 128 scale
+// blocks).
 enum class TileKernels {
   kEvery,
   kPlainWithoutBlockScales,
   kBlockScalesOrGroups,
   kFastPlain,
   kPlainSharingB,
-  kGroupedSharingB
+  kGroupedSharingB,
+  kNarrowPlain
 };
 
 // A tile shape of D and everything that follows from it (step 08's, with the
@@ -185,7 +197,7 @@ struct Tile {
   // takes no more rounds.
   static constexpr int kClusterBlocks = kCluster;
   static constexpr bool kShareB = kKernels == TileKernels::kFastPlain || kKernels == TileKernels::kPlainSharingB ||
-                                  kKernels == TileKernels::kGroupedSharingB;
+                                  kKernels == TileKernels::kGroupedSharingB || kKernels == TileKernels::kNarrowPlain;
   static constexpr int kBoxRowsA = kShareB ? kM : kM / kCluster;
   static constexpr uint32_t kBoxBytesA = kBoxRowsA * kBlockK;
   static constexpr int kBoxRowsB = kShareB ? kN / kCluster : kN;
@@ -202,15 +214,16 @@ struct Tile {
   static constexpr uint32_t kTileBytesB = kN * kBlockK;
   static constexpr uint32_t kStageBytes = kTileBytesA + kTileBytesB;  // what the TMA delivers per stage
   static constexpr TileKernels kHasKernels = kKernels;
-  static constexpr uint32_t kRing =
-      kKernels == TileKernels::kPlainWithoutBlockScales || kKernels == TileKernels::kPlainSharingB ? kRingBytesPlain
-      : kKernels == TileKernels::kFastPlain                                                        ? kRingBytesWide
-                                                                                                   : kRingBytes;
-  // 5 of 128 x 128 (6 in kRingBytesPlain), 3 of 128 x 256, 8 of 128 x 64, 10 of 64 x 64
+  static constexpr bool kPlainRing = kKernels == TileKernels::kPlainWithoutBlockScales ||
+                                     kKernels == TileKernels::kPlainSharingB || kKernels == TileKernels::kNarrowPlain;
+  static constexpr uint32_t kRing = kPlainRing                            ? kRingBytesPlain
+                                    : kKernels == TileKernels::kFastPlain ? kRingBytesWide
+                                                                          : kRingBytes;
+  // 5 of 128 x 128 (6 in kRingBytesPlain), 3 of 128 x 256, 6 of 128 x 112, 8 of 128 x 64, 10 of 64 x 64
   static constexpr int kStages = kRing / kStageBytes;
   // D's buffer: per consumer warpgroup, the boxes of its 64 x kN part of D in
   // BF16 (kN * 2 bytes a row: 2 boxes of 64 rows x 128 bytes for kN = 128).
-  static constexpr int kStoreBoxesPerWarpgroup = kN * 2 / 128;
+  static constexpr int kStoreBoxesPerWarpgroup = sm90::kTmaStoreBoxesCovering<OutputType::kBF16, kN>;
   // The tiles and D's buffer, in dynamic shared memory. Every tile and box
   // starts on a 1024-byte boundary, where the 128-byte swizzle pattern starts.
   struct SharedTiles {
@@ -232,15 +245,16 @@ struct Tile {
   static constexpr size_t kStaticSharedBytesWithScales = kStaticSharedBytes + kStages * sizeof(StageScales);
 
   static_assert(kM == 64 || kM == 128, "64 rows per consumer warpgroup, one or two of them");
-  static_assert(kN == 64 || kN == 128 || (kN == 256 && kKernels == TileKernels::kFastPlain),
-                "the N of wgmma_m64nk32 (256: fast accumulation only)");
+  static_assert(kN == 64 || kN == 128 || (kN == 256 && kKernels == TileKernels::kFastPlain) ||
+                    (kN == 112 && kKernels == TileKernels::kNarrowPlain),
+                "the N of wgmma_m64nk32 (256: fast accumulation only; 112: the narrow tile's)");
   static_assert(kCluster == 1 || kCluster == 2, "clusters of one block or two");
   static_assert(kGroupRows >= 1 && kGroupHeight % kClusterTileRows == 0,
                 "the tile order's groups hold whole rows of cluster tiles");
   static_assert(kBoxBytesA % 1024 == 0 && kBoxBytesB % 1024 == 0,
                 "each block's part of A or B must keep the swizzle's 1024-byte alignment");
   static_assert(kTileBytesA % 1024 == 0 && kTileBytesB % 1024 == 0, "tiles must keep 1024-byte alignment");
-  static_assert(sm90::kTmaStoreBoxes<OutputType::kBF16, kN> == kStoreBoxesPerWarpgroup &&
+  static_assert(sm90::kTmaStoreBoxesCovering<OutputType::kBF16, kN> == kStoreBoxesPerWarpgroup &&
                     sm90::kTmaStoreBoxes<OutputType::kE4M3, kN> <= kStoreBoxesPerWarpgroup,
                 "D's buffer holds a warpgroup's BF16 or FP8 boxes");
 };
@@ -261,6 +275,12 @@ using LargeTileGroupedSharingB = Tile<128, 128, 2, TileKernels::kGroupedSharingB
 // Fast accumulation's wide tile, also in clusters of two (the chapter's "A
 // wider tile for fast accumulation").
 using WideTile = Tile<128, 256, 2, TileKernels::kFastPlain>;
+// 128 x 112 where the GPU's waves make 112 columns a tile cost less than
+// 128 (plan_launch; the chapter's "A tile as wide as the waves allow"),
+// clusters along M. Its BF16 rows of 224 bytes go to the TMA in two boxes of
+// 128 bytes, the second overlapping the first (kOverlappingLastBox); the
+// plan gives it only GEMMs whose D goes that way.
+using NarrowTile = Tile<128, 112, 2, TileKernels::kNarrowPlain>;
 using SmallTile = Tile<64, kSmallTileN, 1>;  // M <= kSmallTileMaxM: no cluster
 // Up to 128 rows where the 128 x 128 tile leaves clusters idle: 128 x 64 in
 // clusters of two sharing A, for plain GEMMs without block scales (the
@@ -887,6 +907,9 @@ KernelFunction select_units(Units units) {
   } else if constexpr (T::kHasKernels == TileKernels::kPlainSharingB) {
     if (kBlockScales || units != Units::kTiles) return nullptr;
     return grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kTiles>;
+  } else if constexpr (T::kHasKernels == TileKernels::kNarrowPlain) {
+    if (kBlockScales || units != Units::kTiles) return nullptr;
+    return grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kTiles>;
   } else if constexpr (T::kHasKernels == TileKernels::kGroupedSharingB) {
     if (kBlockScales || units != Units::kGroupedTiles) return nullptr;
     return grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kGroupedTiles>;
@@ -939,12 +962,15 @@ int max_active_clusters() {
   return cache > 0 ? cache : 0;
 }
 
+DStore choose_d_store(const GemmArgs& args);  // below: how the consumers write D
+
 // The launch plan of a GEMM: its tile shape, slice count and grid, and what
 // they were chosen from (for describe_grouped_moe_launch).
 struct LaunchPlan {
   bool small_tile = false;   // SmallTile (M <= kSmallTileMaxM, or split M <= kSmallTileMaxSplitM)
   bool medium_tile = false;  // MediumTile (M <= kMediumTileMaxM: see plan_launch)
   bool wide_tile = false;    // WideTile (fast accumulation, unsplit, no more rounds: see kWideTileRoundSlack)
+  bool narrow_tile = false;  // NarrowTile (unsplit, fewer columns times rounds: see kNarrowTileMinGain)
   bool sharing_b = false;    // cluster along M: LargeTileSharingB, or LargeTileGroupedSharingB (masked)
   int64_t tiles = 0;
   int64_t cluster_tiles = 0;  // tiles side by side (or one above the other, T::kShareB) in clusters of cluster_blocks
@@ -1092,6 +1118,21 @@ LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = Grouped
       return wide;
     }
   }
+  // The 128 x 112 tile, unsplit, where the waves make it cheaper than 128 x
+  // 128 (kNarrowTileMinGain) and D is BF16 through the TMA: cuBLASLt picks
+  // tiles of 112 and 144 columns at such shapes (the chapter's "A tile as
+  // wide as the waves allow"). Not 144 here: with promotion, three sets of 72
+  // accumulators would not fit.
+  if (groups.grouping == Grouping::kNone && !has_block_scales(args) && args.d_type == OutputType::kBF16 &&
+      choose_d_store(args) == DStore::kTma && large.slices == 1 && large.resident_clusters > 0) {
+    LaunchPlan narrow = plan_launch_with<NarrowTile>(args, groups);
+    if (narrow.slices == 1 && narrow.resident_clusters > 0 &&
+        kNarrowTileMinGain * static_cast<double>(rounds(narrow) * NarrowTile::kBlockN) <=
+            static_cast<double>(rounds(tile_128) * LargeTile::kBlockN)) {
+      narrow.narrow_tile = true;
+      return narrow;
+    }
+  }
   return tile_128;
 }
 
@@ -1124,11 +1165,15 @@ std::string describe_grouped_moe_launch(const GemmArgs& args) {
     why += " (not 128 x 128: M <= " + std::to_string(kMediumTileMaxM) +
            " and less work per cluster, or as much in fewer slices, on 128 x 64)";
   }
+  if (plan.narrow_tile) {
+    why += " (not 128 x 128: its rounds times 128 columns at least " + std::to_string(kNarrowTileMinGain).substr(0, 4) +
+           " times these rounds times 112)";
+  }
   if (plan.sharing_b) why += " (the cluster along M: no more rounds than side by side)";
   why += ": " + std::to_string(plan.slices) + (plan.slices == 1 ? " slice, " : " slices, ") +
          std::to_string(plan.units) + " units";
   if (plan.cluster_blocks > 1) {
-    const bool shares_b = plan.wide_tile || plan.sharing_b;  // T::kShareB: the cluster stands along M
+    const bool shares_b = plan.wide_tile || plan.sharing_b || plan.narrow_tile;  // T::kShareB: along M
     why += " of " + std::to_string(plan.cluster_blocks) +
            (shares_b ? " tiles one above the other, on " : " tiles side by side, on ") + std::to_string(plan.clusters) +
            " persistent clusters of " + std::to_string(plan.cluster_blocks) +
@@ -1210,7 +1255,12 @@ Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan, const Gro
   // the registers by pairs of elements where a pair is aligned to its size,
   // else one at a time.
   const int d_bytes = static_cast<int>(output_bytes(args.d_type));
-  const DStore d_store = choose_d_store(args);
+  // (A tile whose BF16 rows are not whole boxes, 128 x 112, has the TMA's
+  // overlapping boxes but not the row-at-a-time store: from the registers,
+  // though its plan asks for D through the TMA.)
+  constexpr bool kRowsInBoxes = sm90::kTmaStoreBoxes<OutputType::kBF16, kBlockN> * 128 == kBlockN * 2;
+  const DStore chosen = choose_d_store(args);
+  const DStore d_store = kRowsInBoxes || chosen == DStore::kTma ? chosen : DStore::kRegisters;
   const bool store_through_tma = d_store == DStore::kTma;
   const bool d_pairs_aligned = reinterpret_cast<uintptr_t>(args.d) % (2 * d_bytes) == 0 && args.ldd % 2 == 0;
   CUtensorMap map_d{};
@@ -1277,6 +1327,7 @@ Status launch_with_plan(const GemmArgs& args, const GroupedView& groups) {
   if (plan.small_tile) return launch_with_tile<SmallTile>(args, plan, groups);
   if (plan.medium_tile) return launch_with_tile<MediumTile>(args, plan, groups);
   if (plan.wide_tile) return launch_with_tile<WideTile>(args, plan, groups);
+  if (plan.narrow_tile) return launch_with_tile<NarrowTile>(args, plan, groups);
   if (plan.sharing_b) {
     return groups.grouping == Grouping::kNone ? launch_with_tile<LargeTileSharingB>(args, plan, groups)
                                               : launch_with_tile<LargeTileGroupedSharingB>(args, plan, groups);
