@@ -306,21 +306,18 @@ __device__ __forceinline__ void write_tile_to_boxes(const float (&y)[kBlockN / 2
         pairs[m] = output_pair<kOut>(y[i], y[i + 1], inverse_d_scale);
       }
       const int byte = 8 * (j + q / 2) * static_cast<int>(sizeof(T));
-      if constexpr (kOverlappingLastBox<kOut, kBlockN>) {
-        // Columns before the last box's first go to their box, those from
-        // it on to the last box (the columns they share, to both).
-        constexpr int kLastBox = kTmaStoreBoxes<kOut, kBlockN>;
-        constexpr int kLastBoxByte = (kBlockN - kBoxColumns) * static_cast<int>(sizeof(T));
-        if (16 * j < kLastBox * kBoxBytesPerRow) {
-          stmatrix_x4(swizzled_128b_address(box_address(byte / kBoxBytesPerRow), address_row, byte % kBoxBytesPerRow),
-                      pairs);
-        }
-        if (16 * j >= kLastBoxByte) {
-          stmatrix_x4(swizzled_128b_address(box_address(kLastBox), address_row, byte - kLastBoxByte), pairs);
-        }
-      } else {
+      // With an overlapping last box, the columns before its first go to
+      // their box and those from it on to the last box (the columns they
+      // share, to both); otherwise every column goes to its box.
+      constexpr bool kOverlap = kOverlappingLastBox<kOut, kBlockN>;
+      constexpr int kLastBox = kTmaStoreBoxes<kOut, kBlockN>;
+      constexpr int kLastBoxByte = (kBlockN - kBoxColumns) * static_cast<int>(sizeof(T));
+      if (!kOverlap || 16 * j < kLastBox * kBoxBytesPerRow) {
         stmatrix_x4(swizzled_128b_address(box_address(byte / kBoxBytesPerRow), address_row, byte % kBoxBytesPerRow),
                     pairs);
+      }
+      if (kOverlap && 16 * j >= kLastBoxByte) {
+        stmatrix_x4(swizzled_128b_address(box_address(kLastBox), address_row, byte - kLastBoxByte), pairs);
       }
     }
   } else {
@@ -447,19 +444,16 @@ __device__ __forceinline__ void store_tile(const float (&y)[kBlockN / 2], const 
                                            int barrier, int tile_row, int tile_col, int row0, int col0,
                                            float inverse_d_scale, bool pairs_aligned = true,
                                            bool through_shared_rows = false) {
-  if constexpr (kOverlappingLastBox<kOut, kBlockN>) {  // through the TMA, or else straight
+  constexpr bool kWholeBoxes =
+      kTmaStoreBoxes<kOut, kBlockN> * 128 == kBlockN * static_cast<int>(sizeof(OutputElement<kOut>));
+  if constexpr (kWholeBoxes || kOverlappingLastBox<kOut, kBlockN>) {
     if (store_through_tma) {
       store_tile_through_tma<kOut, kBlockN, kWaitForRead>(y, args, map_d, first_box, box_stride, barrier, tile_row,
                                                           tile_col, inverse_d_scale);
       return;
     }
   }
-  if constexpr (kTmaStoreBoxes<kOut, kBlockN> * 128 == kBlockN * static_cast<int>(sizeof(OutputElement<kOut>))) {
-    if (store_through_tma) {
-      store_tile_through_tma<kOut, kBlockN, kWaitForRead>(y, args, map_d, first_box, box_stride, barrier, tile_row,
-                                                          tile_col, inverse_d_scale);
-      return;
-    }
+  if constexpr (kWholeBoxes) {
     if constexpr (kOut != OutputType::kFP32) {
       if (through_shared_rows) {
         store_tile_through_shared_rows<kOut, kBlockN>(y, args, first_box, box_stride, tile_row, tile_col,

@@ -164,6 +164,19 @@ inline constexpr bool kIsWgmmaFormat = F == Fp8Format::kE4M3 || F == Fp8Format::
         "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])                      \
       : "l"(desc_a), "l"(desc_b), "r"(static_cast<uint32_t>(accumulate)))
 
+/// The INSTRUCTION macro above for kFormatA and kFormatB, which name its
+/// operand types ("e4m3.e5m2"...): the body of each wgmma_m64nNk32.
+#define FP8GEMM_WGMMA_FOR_FORMATS(INSTRUCTION)                                         \
+  if constexpr (kFormatA == Fp8Format::kE4M3 && kFormatB == Fp8Format::kE4M3) {        \
+    INSTRUCTION("e4m3.e4m3");                                                          \
+  } else if constexpr (kFormatA == Fp8Format::kE4M3 && kFormatB == Fp8Format::kE5M2) { \
+    INSTRUCTION("e4m3.e5m2");                                                          \
+  } else if constexpr (kFormatA == Fp8Format::kE5M2 && kFormatB == Fp8Format::kE4M3) { \
+    INSTRUCTION("e5m2.e4m3");                                                          \
+  } else {                                                                             \
+    INSTRUCTION("e5m2.e5m2");                                                          \
+  }
+
 /// D(64 x 128, FP32) = A(64 x 32) * B(128 x 32)^T + (accumulate ? D : 0), with
 /// A and B FP8 (kFormatA, kFormatB: e4m3 or e5m2) in shared memory, both
 /// K-major, given by descriptors. Issued by all 128 threads of a warpgroup;
@@ -174,15 +187,7 @@ inline constexpr bool kIsWgmmaFormat = F == Fp8Format::kE4M3 || F == Fp8Format::
 template <Fp8Format kFormatA, Fp8Format kFormatB>
 __device__ __forceinline__ void wgmma_m64n128k32(float (&d)[64], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
   static_assert(kIsWgmmaFormat<kFormatA> && kIsWgmmaFormat<kFormatB>, "wgmma takes e4m3 and e5m2 (OCP) only");
-  if constexpr (kFormatA == Fp8Format::kE4M3 && kFormatB == Fp8Format::kE4M3) {
-    FP8GEMM_WGMMA_M64N128K32("e4m3.e4m3");
-  } else if constexpr (kFormatA == Fp8Format::kE4M3 && kFormatB == Fp8Format::kE5M2) {
-    FP8GEMM_WGMMA_M64N128K32("e4m3.e5m2");
-  } else if constexpr (kFormatA == Fp8Format::kE5M2 && kFormatB == Fp8Format::kE4M3) {
-    FP8GEMM_WGMMA_M64N128K32("e5m2.e4m3");
-  } else {
-    FP8GEMM_WGMMA_M64N128K32("e5m2.e5m2");
-  }
+  FP8GEMM_WGMMA_FOR_FORMATS(FP8GEMM_WGMMA_M64N128K32);
 }
 #undef FP8GEMM_WGMMA_M64N128K32
 
@@ -192,15 +197,7 @@ __device__ __forceinline__ void wgmma_m64n128k32(float (&d)[64], uint64_t desc_a
 template <Fp8Format kFormatA, Fp8Format kFormatB>
 __device__ __forceinline__ void wgmma_m64n256k32(float (&d)[128], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
   static_assert(kIsWgmmaFormat<kFormatA> && kIsWgmmaFormat<kFormatB>, "wgmma takes e4m3 and e5m2 (OCP) only");
-  if constexpr (kFormatA == Fp8Format::kE4M3 && kFormatB == Fp8Format::kE4M3) {
-    FP8GEMM_WGMMA_M64N256K32("e4m3.e4m3");
-  } else if constexpr (kFormatA == Fp8Format::kE4M3 && kFormatB == Fp8Format::kE5M2) {
-    FP8GEMM_WGMMA_M64N256K32("e4m3.e5m2");
-  } else if constexpr (kFormatA == Fp8Format::kE5M2 && kFormatB == Fp8Format::kE4M3) {
-    FP8GEMM_WGMMA_M64N256K32("e5m2.e4m3");
-  } else {
-    FP8GEMM_WGMMA_M64N256K32("e5m2.e5m2");
-  }
+  FP8GEMM_WGMMA_FOR_FORMATS(FP8GEMM_WGMMA_M64N256K32);
 }
 #undef FP8GEMM_WGMMA_M64N256K32
 
@@ -210,15 +207,7 @@ __device__ __forceinline__ void wgmma_m64n256k32(float (&d)[128], uint64_t desc_
 template <Fp8Format kFormatA, Fp8Format kFormatB>
 __device__ __forceinline__ void wgmma_m64n64k32(float (&d)[32], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
   static_assert(kIsWgmmaFormat<kFormatA> && kIsWgmmaFormat<kFormatB>, "wgmma takes e4m3 and e5m2 (OCP) only");
-  if constexpr (kFormatA == Fp8Format::kE4M3 && kFormatB == Fp8Format::kE4M3) {
-    FP8GEMM_WGMMA_M64N64K32("e4m3.e4m3");
-  } else if constexpr (kFormatA == Fp8Format::kE4M3 && kFormatB == Fp8Format::kE5M2) {
-    FP8GEMM_WGMMA_M64N64K32("e4m3.e5m2");
-  } else if constexpr (kFormatA == Fp8Format::kE5M2 && kFormatB == Fp8Format::kE4M3) {
-    FP8GEMM_WGMMA_M64N64K32("e5m2.e4m3");
-  } else {
-    FP8GEMM_WGMMA_M64N64K32("e5m2.e5m2");
-  }
+  FP8GEMM_WGMMA_FOR_FORMATS(FP8GEMM_WGMMA_M64N64K32);
 }
 #undef FP8GEMM_WGMMA_M64N64K32
 
@@ -229,17 +218,11 @@ __device__ __forceinline__ void wgmma_m64n64k32(float (&d)[32], uint64_t desc_a,
 template <Fp8Format kFormatA, Fp8Format kFormatB>
 __device__ __forceinline__ void wgmma_m64n112k32(float (&d)[56], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
   static_assert(kIsWgmmaFormat<kFormatA> && kIsWgmmaFormat<kFormatB>, "wgmma takes e4m3 and e5m2 (OCP) only");
-  if constexpr (kFormatA == Fp8Format::kE4M3 && kFormatB == Fp8Format::kE4M3) {
-    FP8GEMM_WGMMA_M64N112K32("e4m3.e4m3");
-  } else if constexpr (kFormatA == Fp8Format::kE4M3 && kFormatB == Fp8Format::kE5M2) {
-    FP8GEMM_WGMMA_M64N112K32("e4m3.e5m2");
-  } else if constexpr (kFormatA == Fp8Format::kE5M2 && kFormatB == Fp8Format::kE4M3) {
-    FP8GEMM_WGMMA_M64N112K32("e5m2.e4m3");
-  } else {
-    FP8GEMM_WGMMA_M64N112K32("e5m2.e5m2");
-  }
+  FP8GEMM_WGMMA_FOR_FORMATS(FP8GEMM_WGMMA_M64N112K32);
 }
 #undef FP8GEMM_WGMMA_M64N112K32
+
+#undef FP8GEMM_WGMMA_FOR_FORMATS
 
 /// wgmma_m64n256k32, wgmma_m64n128k32, wgmma_m64n112k32 or wgmma_m64n64k32 by
 /// the tile width kN: kN / 2 accumulators per thread.

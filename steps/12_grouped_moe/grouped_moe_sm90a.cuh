@@ -1255,12 +1255,7 @@ Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan, const Gro
   // the registers by pairs of elements where a pair is aligned to its size,
   // else one at a time.
   const int d_bytes = static_cast<int>(output_bytes(args.d_type));
-  // (A tile whose BF16 rows are not whole boxes, 128 x 112, has the TMA's
-  // overlapping boxes but not the row-at-a-time store: from the registers,
-  // though its plan asks for D through the TMA.)
-  constexpr bool kRowsInBoxes = sm90::kTmaStoreBoxes<OutputType::kBF16, kBlockN> * 128 == kBlockN * 2;
-  const DStore chosen = choose_d_store(args);
-  const DStore d_store = kRowsInBoxes || chosen == DStore::kTma ? chosen : DStore::kRegisters;
+  const DStore d_store = choose_d_store(args);
   const bool store_through_tma = d_store == DStore::kTma;
   const bool d_pairs_aligned = reinterpret_cast<uintptr_t>(args.d) % (2 * d_bytes) == 0 && args.ldd % 2 == 0;
   CUtensorMap map_d{};
