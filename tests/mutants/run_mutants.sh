@@ -24,7 +24,7 @@
 #            [--list] [--only REGEX] [--build-only] [--timeout SECONDS] [--source DIR]
 #            [--cmake CMAKE] [--ninja NINJA] [--build-type TYPE] [--cxx-compiler PATH]
 #            [--cuda-compiler PATH] [--cuda-architectures LIST] [--shards N]
-#            [--require-cheap]
+#            [--require-cheap] [--check-apply]
 #   --part         which mutants (the `part:` of their header); default cpu
 #   --build-dir    keep the scratch tree and build in DIR, and reuse them in the
 #                  next run (only what changed is rebuilt; baseline tests that
@@ -35,6 +35,9 @@
 #   --only REGEX   only the mutants whose name matches (grep -E), e.g. '^1(0|1)'
 #   --build-only   apply and build each mutant, run nothing (no GPU needed):
 #                  checks that every patch applies and compiles
+#   --check-apply  only check that every selected patch applies to the source
+#                  (git apply --check), in seconds: a GPU mutant that no longer
+#                  applies would otherwise be noticed only on a GPU machine
 #   --timeout      seconds per test program and mutant (default 300)
 #   --shards N     run the selected mutants as N copies of this script at once,
 #                  each with a contiguous N-th of the list and its own scratch tree and build
@@ -64,6 +67,7 @@ part=cpu
 work_dir=""
 jobs="$(nproc 2>/dev/null || echo 2)"
 list_only=0
+check_apply=0
 only=""
 build_only=0
 timeout_s=300
@@ -83,6 +87,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --list) list_only=1; shift; continue ;;
     --build-only) build_only=1; shift; continue ;;
+    --check-apply) check_apply=1; shift; continue ;;
     --require-cheap) require_cheap=1; shift; continue ;;
     -h | --help) usage; exit 0 ;;
   esac
@@ -197,6 +202,19 @@ if [ "$list_only" = 1 ]; then
   done
   echo "$total mutants"
   exit 0
+fi
+
+if [ "$check_apply" = 1 ]; then
+  stale=0
+  for i in "${!names[@]}"; do
+    if ! (cd "$source_dir" && git apply --check "${files[$i]}") >/dev/null 2>&1; then
+      echo "does not apply: ${names[$i]}"
+      stale=$((stale + 1))
+    fi
+  done
+  say "$((total - stale)) of $total apply"
+  [ "$stale" -eq 0 ]
+  exit $?
 fi
 
 # ---- tools and the GPU ---------------------------------------------------------------
