@@ -14,7 +14,8 @@ for dir in "$dir_of_mutants"/*/; do
   patch=tests/mutants/$name.patch
   verdict=SURVIVED
   for spec in $(sed -n 's/^tests: //p' "$patch"); do
-    program=${spec%%:*} filter=${spec#*:}
+    program=${spec%%:*} filter='*'  # a spec without ':' runs the whole program, as run_mutants.sh does
+    [ "$program" != "$spec" ] && filter=${spec#*:}
     if ! timeout 120 "$dir/$program" --gtest_filter="$filter" > "$logs/mutant_${name}_$program.log" 2>&1; then
       verdict=killed
       break
