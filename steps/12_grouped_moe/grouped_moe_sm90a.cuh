@@ -904,10 +904,7 @@ KernelFunction select_units(Units units) {
     } else {
       return units == Units::kTiles ? grouped_moe_fp8_gemm_kernel<T, kA, kB, false, false, Units::kTiles> : nullptr;
     }
-  } else if constexpr (T::kHasKernels == TileKernels::kPlainSharingB) {
-    if (kBlockScales || units != Units::kTiles) return nullptr;
-    return grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kTiles>;
-  } else if constexpr (T::kHasKernels == TileKernels::kNarrowPlain) {
+  } else if constexpr (T::kHasKernels == TileKernels::kPlainSharingB || T::kHasKernels == TileKernels::kNarrowPlain) {
     if (kBlockScales || units != Units::kTiles) return nullptr;
     return grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kTiles>;
   } else if constexpr (T::kHasKernels == TileKernels::kGroupedSharingB) {
@@ -972,6 +969,7 @@ struct LaunchPlan {
   bool wide_tile = false;    // WideTile (fast accumulation, unsplit, no more rounds: see kWideTileRoundSlack)
   bool narrow_tile = false;  // NarrowTile (unsplit, fewer columns times rounds: see kNarrowTileMinGain)
   bool sharing_b = false;    // cluster along M: LargeTileSharingB, or LargeTileGroupedSharingB (masked)
+  bool shares_b = false;     // T::kShareB of the tile planned: its clusters stand along M and share B's tile
   int64_t tiles = 0;
   int64_t cluster_tiles = 0;  // tiles side by side (or one above the other, T::kShareB) in clusters of cluster_blocks
   int k_blocks = 0;
@@ -997,6 +995,7 @@ LaunchPlan plan_launch_with(const GemmArgs& args, const GroupedView& groups) {
   plan.tile_m = T::kBlockM;
   plan.tile_n = T::kBlockN;
   plan.cluster_blocks = T::kClusterBlocks;
+  plan.shares_b = T::kShareB;
   const int64_t m_tiles = (args.m + T::kBlockM - 1) / T::kBlockM, n_tiles = (args.n + T::kBlockN - 1) / T::kBlockN;
   plan.tiles = m_tiles * n_tiles;
   const int64_t cluster_m_tiles = T::kShareB ? (m_tiles + T::kClusterBlocks - 1) / T::kClusterBlocks : m_tiles;
@@ -1173,11 +1172,10 @@ std::string describe_grouped_moe_launch(const GemmArgs& args) {
   why += ": " + std::to_string(plan.slices) + (plan.slices == 1 ? " slice, " : " slices, ") +
          std::to_string(plan.units) + " units";
   if (plan.cluster_blocks > 1) {
-    const bool shares_b = plan.wide_tile || plan.sharing_b || plan.narrow_tile;  // T::kShareB: along M
     why += " of " + std::to_string(plan.cluster_blocks) +
-           (shares_b ? " tiles one above the other, on " : " tiles side by side, on ") + std::to_string(plan.clusters) +
-           " persistent clusters of " + std::to_string(plan.cluster_blocks) +
-           (shares_b ? " blocks sharing B's tile (" : " blocks sharing A's tile (") +
+           (plan.shares_b ? " tiles one above the other, on " : " tiles side by side, on ") +
+           std::to_string(plan.clusters) + " persistent clusters of " + std::to_string(plan.cluster_blocks) +
+           (plan.shares_b ? " blocks sharing B's tile (" : " blocks sharing A's tile (") +
            std::to_string(plan.resident_clusters) + " fit on the GPU at once)";
   } else {
     why += " on " + std::to_string(plan.blocks) + " persistent blocks";
