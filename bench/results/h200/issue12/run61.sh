@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Issue 12 run 61 (prepared, not run: no device machine could be started in the session of 2026-12-06/07):
+# six stages for the grouped GEMMs without block scales, up to 256 experts (more take the five-stage kernels
+# as before), run61_six_stage_groups.patch on f8e523e. Called as build-carry/run61.sh with
+# build-carry/carry_i12r61.tar.xz holding: S/ test_grouped_gpu, test_exact_gpu, fp8gemm_grouped_bench built
+# from f8e523e + the patch; N/ fp8gemm_grouped_bench of 389dd89 (its kernels are the committed ones); M/
+# test_grouped_gpu of S with run61_mutant_deep_ring_for_any_experts.patch on top; libbenchmark.so.1debian.
+# S's grouped suite (with the patch's 300-expert cases), M's 300-expert cases (must fail, refused by name),
+# memcheck and racecheck on the grouped cases, then the grouped benchmark N and S in turn, twice (round 1
+# beside both baselines, round 2 the step alone).
+set -u
+cd "$(dirname "$0")/.."
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv
+C=/tmp/c61
+mkdir -p $C && tar -xJf build-carry/carry_i12r61.tar.xz -C $C
+export LD_LIBRARY_PATH=$C FP8GEMM_REQUIRE_GPU=1
+L=$OUT/run61
+mkdir -p $L
+timeout 120 $C/S/test_grouped_gpu > $L/S_test_grouped_gpu.log 2>&1
+echo "S test_grouped_gpu rc=$? ${SECONDS}s: $(grep -E 'ran\.' $L/S_test_grouped_gpu.log | tail -n 1) $(tail -n 1 $L/S_test_grouped_gpu.log)"
+grep -E "^\[  FAILED|SKIPPED \]" $L/S_test_grouped_gpu.log | head -8
+# (step 12's plain kernels compile to the same SASS as the committed ones: the exact suite is not rerun here.)
+# The mutant M: every grouped GEMM without block scales on the six-stage ring, whatever its experts: the
+# 300-expert cases must fail (the launcher refuses more than 256 there by name).
+timeout 60 $C/M/test_grouped_gpu --gtest_filter='*many_experts*' > $L/M_test_grouped_gpu.log 2>&1
+echo "M (mutant) many_experts rc=$? ${SECONDS}s: $(grep -E 'ran\.' $L/M_test_grouped_gpu.log | tail -n 1) $(grep -c '^\[  FAILED  \] Every' $L/M_test_grouped_gpu.log) failed"
+grep -m2 "experts, got" $L/M_test_grouped_gpu.log | cut -c1-200
+filter="*GroupedTest*ragged_block*:*GroupedTest*ragged_per_tensor_bf16*:*GroupedTest*many_experts*:*GroupedUncheckedTest*"
+for tool in memcheck racecheck; do
+  timeout 100 compute-sanitizer --tool $tool $C/S/test_grouped_gpu --gtest_filter="$filter" > $L/S_${tool}_grouped.log 2>&1
+  echo "$tool grouped rc=$? ${SECONDS}s: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $L/S_${tool}_grouped.log | tail -1)" \
+    "$(grep -cE '^\[       OK \]' $L/S_${tool}_grouped.log) passed"
+done
+for round in 1 2; do
+  for v in N S; do
+    extra=()
+    [ $round = 2 ] && extra=(--benchmark_filter='^12_grouped_moe/')
+    timeout 150 $C/$v/fp8gemm_grouped_bench "${extra[@]}" --benchmark_out=$L/run61_ab${round}_$v.json \
+      --benchmark_out_format=json > $L/run61_ab${round}_$v.log 2>&1
+    echo "$v round $round rc=$? ${SECONDS}s"
+    grep -E "^12_grouped_moe.*_median" $L/run61_ab${round}_$v.log | awk '{print "  " $1, $2, $3}'
+  done
+done
+tar -C $OUT -czf $OUT/run61_logs.tar.gz run61 && rm -rf $L
+echo "issue 12 run 61 done ${SECONDS}s"
