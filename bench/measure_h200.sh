@@ -43,6 +43,10 @@
 #             ab_B1.json, ab_A2.json, ab_B2.json; make_table's `builds` kind
 #             compares two of them), and with AB_VARIANTS=FILTER also the
 #             epilogue variants whose names match FILTER (ab_variants_*.json)
+#   grouped_ab  the grouped GEMM in two builds, alternating twice (BIN, then
+#             AB_BIN, each holding fp8gemm_grouped_bench): round 1 beside the
+#             cuBLASLt loop and graph, round 2 the step alone
+#             ($OUT/grouped_ab_A1.json ... grouped_ab_B2.json)
 #   deepseek  the step beside cuBLASLt (default and fast) on the 18 DeepSeek-V3
 #             shapes (M in 64, 128, 4096 x six N, K), for the geometric mean
 #   ladder    every step and cuBLASLt at 4096^3, 8192^3 and 64 x 2112 x 7168
@@ -153,6 +157,20 @@ for phase in "$@"; do
             echo "ab variants $side round $round rc=$? ${SECONDS}s"
             grep -E "^${step}.*_median" "$LOGS/ab_variants_$side$round.log" | awk '{print "  " $1, $2, $3}'
           fi
+        done
+      done
+      ;;
+    grouped_ab)
+      for round in 1 2; do
+        for side in A B; do
+          if [ "$side" = A ]; then build="$bin"; else build="${AB_BIN:?AB_BIN=DIR of the second build}"; fi
+          only_step=()
+          [ "$round" = 2 ] && only_step=(--benchmark_filter="^${step}/")
+          LD_LIBRARY_PATH="$build" timeout 240 "$build/fp8gemm_grouped_bench" "${only_step[@]}" \
+            --benchmark_out="$OUT/grouped_ab_$side$round.json" --benchmark_out_format=json \
+            > "$LOGS/grouped_ab_$side$round.log" 2>&1
+          echo "grouped_ab $side round $round rc=$? ${SECONDS}s"
+          grep -E "^${step}.*_median" "$LOGS/grouped_ab_$side$round.log" | awk '{print "  " $1, $2, $3}'
         done
       done
       ;;

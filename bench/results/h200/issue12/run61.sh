@@ -6,8 +6,8 @@
 # from f8e523e + the patch; N/ fp8gemm_grouped_bench of 389dd89 (its kernels are the committed ones); M/
 # test_grouped_gpu of S with run61_mutant_deep_ring_for_any_experts.patch on top; libbenchmark.so.1debian.
 # S's grouped suite (with the patch's 300-expert cases), M's 300-expert cases (must fail, refused by name),
-# memcheck and racecheck on the grouped cases, then the grouped benchmark N and S in turn, twice (round 1
-# beside both baselines, round 2 the step alone).
+# memcheck and racecheck on the grouped cases, then bench/measure_h200.sh's grouped_ab phase: the grouped
+# benchmark of N and S in turn, twice (round 1 beside both baselines, round 2 the step alone).
 set -u
 cd "$(dirname "$0")/.."
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv
@@ -31,15 +31,8 @@ for tool in memcheck racecheck; do
   echo "$tool grouped rc=$? ${SECONDS}s: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $L/S_${tool}_grouped.log | tail -1)" \
     "$(grep -cE '^\[       OK \]' $L/S_${tool}_grouped.log) passed"
 done
-for round in 1 2; do
-  for v in N S; do
-    extra=()
-    [ $round = 2 ] && extra=(--benchmark_filter='^12_grouped_moe/')
-    timeout 150 $C/$v/fp8gemm_grouped_bench "${extra[@]}" --benchmark_out=$L/run61_ab${round}_$v.json \
-      --benchmark_out_format=json > $L/run61_ab${round}_$v.log 2>&1
-    echo "$v round $round rc=$? ${SECONDS}s"
-    grep -E "^12_grouped_moe.*_median" $L/run61_ab${round}_$v.log | awk '{print "  " $1, $2, $3}'
-  done
-done
 tar -C $OUT -czf $OUT/run61_logs.tar.gz run61 && rm -rf $L
+cp $C/libbenchmark.so.1debian $C/N/ && cp $C/libbenchmark.so.1debian $C/S/
+# N and S in turn, twice ($OUT/grouped_ab_{A,B}{1,2}.json; A is N, B is S).
+AB_BIN=$C/S bash bench/measure_h200.sh 12_grouped_moe 389dd89 $C/N grouped_ab
 echo "issue 12 run 61 done ${SECONDS}s"
