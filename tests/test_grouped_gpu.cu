@@ -74,6 +74,14 @@ constexpr ScaleGranularity kBlock = ScaleGranularity::kBlock128x128;
 const std::vector<int64_t> kRaggedExperts = {0, 127, 1, 4096, 129, 0, 128};
 // One huge expert among empty ones: its rows are sampled by the check.
 const std::vector<int64_t> kHugeAmongEmpty = {0, 0, 0, 16384, 0, 0, 0, 0};
+// More experts than a kernel may keep the counts of beside its deepest ring
+// (step 12 keeps 256 there and takes its five-stage kernels above): 300
+// experts of 0 to 129 rows, every fifth empty.
+std::vector<int64_t> many_small_experts() {
+  std::vector<int64_t> rows(300);
+  for (size_t g = 0; g < rows.size(); ++g) rows[g] = g % 5 == 0 ? 0 : static_cast<int64_t>((g * 37) % 130);
+  return rows;
+}
 
 std::vector<StepInfo> grouped_steps() {
   std::vector<StepInfo> steps;
@@ -296,6 +304,9 @@ std::vector<GroupedCase> grouped_cases() {
       huge.n = huge.k = 1024;
       cases.push_back({step, "huge_among_empty_" + huge.name + suffix,
                        GroupedShape{layout, kHugeAmongEmpty, huge.n, huge.k}, huge});
+      const Variant& plain = variants().front();
+      cases.push_back({step, "many_experts_" + plain.name + suffix,
+                       GroupedShape{layout, many_small_experts(), plain.n, plain.k}, plain});
     }
   }
   return cases;

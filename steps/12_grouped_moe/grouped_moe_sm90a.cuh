@@ -35,9 +35,10 @@
 // multicast, the producer / two-consumer warpgroups with setmaxnreg, two
 // accumulator sets for the promotion, block scales loaded two K blocks ahead,
 // D through shared memory and the TMA, the amax once per block. New beside
-// the groups: six stages for the plain GEMMs where static shared memory
-// allows, a 128 x 256 tile for fast accumulation (WideTile), and a 128 x 64
-// tile for plain GEMMs of up to 128 rows (MediumTile).
+// the groups: six stages for the GEMMs without block scales where static
+// shared memory allows (grouped ones of up to 256 experts), a 128 x 256 tile
+// for fast accumulation (WideTile), and a 128 x 64 tile for plain GEMMs of up
+// to 128 rows (MediumTile).
 //
 // Requires sm_90a; the chapter (README.md) explains every piece.
 //
@@ -74,13 +75,15 @@ namespace {
 // ---- what a reader would tune ------------------------------------------------
 constexpr int kBlockK = 128;                 // K per stage: one 128-byte swizzle row of FP8
 constexpr uint32_t kRingBytes = 160 * 1024;  // the ring: as many stages as fit (+ D's buffer: 32 KB at most)
-// The ring of a plain GEMM without block scales on the 128 x 128 tile: six
+// The ring of a GEMM without block scales on the 128 x 128 tile: six
 // stages. 6 x 32 KB + D's 32 KB + the 1 KB alignment slack is 225 KB of the
-// 227 a block may have; the stages' block scales (6 x 516 bytes) or the
-// masked layout's counts (4 KB) would not fit beside it in static shared
-// memory, so those kernels keep kRingBytes (5 stages). The 128 x 64 tile
-// (MediumTile) has plain GEMMs only and takes this ring too: eight stages of
-// 24 KB, D's 16 KB, 209 KB.
+// 227 a block may have; the stages' block scales (6 x 516 bytes) would not
+// fit beside it in static shared memory, so those kernels keep kRingBytes
+// (5 stages), and neither would the masked layout's counts of kMaxExperts
+// experts (4 KB): a grouped GEMM takes this ring with at most
+// kMaxExpertsDeepRing experts (1 KB of counts), the 5-stage kernels above
+// that. The 128 x 64 tile (MediumTile) has plain GEMMs only and takes this
+// ring too: eight stages of 24 KB, D's 16 KB, 209 KB.
 constexpr uint32_t kRingBytesPlain = 192 * 1024;
 // The 128 x 256 tile of fast accumulation (wide: one wgmma.m64n256k32 per
 // consumer warpgroup and K step): three stages of 48 KB. D's buffer is 64 KB
@@ -136,8 +139,11 @@ constexpr int kMediumTileMaxM = 128;
 // (run 41; the chapter, "The tile order's groups").
 constexpr int kGroupHeight = 2048;
 // Grouped GEMMs: the masked layout's counts are copied into shared memory
-// (clamped), where every role's walk reads them; at most this many experts.
+// (clamped), where every role's walk reads them; at most this many experts,
+// and on the six-stage ring at most kMaxExpertsDeepRing (DeepSeek-V3 routes
+// among 256): the grouped GEMMs of more take the five-stage kernels.
 constexpr int kMaxExperts = 1024;
+constexpr int kMaxExpertsDeepRing = 256;
 
 // What the kernel knows of the groups: none for a plain GEMM.
 enum class Grouping : int { kNone = 0, kContiguous = 1, kMasked = 2 };
@@ -163,11 +169,14 @@ __host__ __device__ inline const float* expert_b_scales(const GemmArgs& args, in
 }
 
 // Which kernels a tile shape has (select_units): every kind, or, for the
-// 128 x 128 tile, the plain GEMMs without block scales on a deeper ring
-// (kRingBytesPlain) and the rest (block scales, groups) on kRingBytes (the
-// 128 x 64 tile has the first kind only), and the plain unsplit GEMMs and
-// the masked grouped GEMMs without block scales again with the cluster along
-// M (kPlainSharingB, kGroupedSharingB: the first on the deeper ring); the
+// 128 x 128 tile, the plain and grouped GEMMs without block scales on a
+// deeper ring (kRingBytesPlain: kPlainAndGroupedWithoutBlockScales) and all
+// of them again on kRingBytes (kBlockScalesOrGroups: those with block
+// scales, and the grouped GEMMs of more than kMaxExpertsDeepRing experts; the
+// 128 x 64 tile has plain GEMMs without block scales only,
+// kPlainWithoutBlockScales), and the plain unsplit GEMMs and the masked
+// grouped GEMMs without block scales again with the cluster along M
+// (kPlainSharingB, kGroupedSharingB, both on the deeper ring); the
 // 128 x 256 tile has only plain unsplit GEMMs with fast accumulation: with
 // promotion its 128 accumulators a set would need 384 registers a thread.
 // The 128 x 112 tile has the plain unsplit GEMMs without block scales, with
@@ -176,6 +185,7 @@ __host__ __device__ inline const float* expert_b_scales(const GemmArgs& args, in
 enum class TileKernels {
   kEvery,
   kPlainWithoutBlockScales,
+  kPlainAndGroupedWithoutBlockScales,
   kBlockScalesOrGroups,
   kFastPlain,
   kPlainSharingB,
@@ -215,7 +225,11 @@ struct Tile {
   static constexpr uint32_t kStageBytes = kTileBytesA + kTileBytesB;  // what the TMA delivers per stage
   static constexpr TileKernels kHasKernels = kKernels;
   static constexpr bool kPlainRing = kKernels == TileKernels::kPlainWithoutBlockScales ||
-                                     kKernels == TileKernels::kPlainSharingB || kKernels == TileKernels::kNarrowPlain;
+                                     kKernels == TileKernels::kPlainAndGroupedWithoutBlockScales ||
+                                     kKernels == TileKernels::kPlainSharingB ||
+                                     kKernels == TileKernels::kGroupedSharingB || kKernels == TileKernels::kNarrowPlain;
+  // The experts whose counts fit in static shared memory beside the ring.
+  static constexpr int kMaxGroupedExperts = kPlainRing ? kMaxExpertsDeepRing : kMaxExperts;
   static constexpr uint32_t kRing = kPlainRing                            ? kRingBytesPlain
                                     : kKernels == TileKernels::kFastPlain ? kRingBytesWide
                                                                           : kRingBytes;
@@ -258,9 +272,10 @@ struct Tile {
                     sm90::kTmaStoreBoxes<OutputType::kE4M3, kN> <= kStoreBoxesPerWarpgroup,
                 "D's buffer holds a warpgroup's BF16 or FP8 boxes");
 };
-// Step 07's 128 x 128 tile, in clusters of two: six stages for plain GEMMs
-// without block scales, five for the others.
-using LargeTilePlain = Tile<128, 128, 2, TileKernels::kPlainWithoutBlockScales>;
+// Step 07's 128 x 128 tile, in clusters of two: six stages for plain and
+// grouped GEMMs without block scales (the grouped of up to
+// kMaxExpertsDeepRing experts), five for the others.
+using LargeTilePlain = Tile<128, 128, 2, TileKernels::kPlainAndGroupedWithoutBlockScales>;
 using LargeTile = Tile<128, 128, 2, TileKernels::kBlockScalesOrGroups>;
 // The same plain unsplit GEMMs with the cluster's two tiles one above the
 // other, sharing B, wherever that takes no more rounds (plan_launch): an odd
@@ -269,8 +284,8 @@ using LargeTile = Tile<128, 128, 2, TileKernels::kBlockScalesOrGroups>;
 // 4096 takes 8 rounds so, 9 side by side).
 using LargeTileSharingB = Tile<128, 128, 2, TileKernels::kPlainSharingB>;
 // And the masked layout's grouped GEMMs without block scales, each cluster's
-// two tiles one above the other in one expert's rows (five stages: the
-// counts' array takes the room of the sixth).
+// two tiles one above the other in one expert's rows (six stages, up to
+// kMaxExpertsDeepRing experts).
 using LargeTileGroupedSharingB = Tile<128, 128, 2, TileKernels::kGroupedSharingB>;
 // Fast accumulation's wide tile, also in clusters of two (the chapter's "A
 // wider tile for fast accumulation").
@@ -336,8 +351,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   __shared__ uint64_t empty_barrier[kStages];    // the consumers are done with the stage
   __shared__ StageScales stage_scales[kStages];  // block scales only
   __shared__ float amax_scratch[kConsumerWarps];
-  __shared__ bool last_block;               // split-K: this block was the last of its tile's slices
-  __shared__ int expert_rows[kMaxExperts];  // masked layout: each expert's valid rows, in [0, capacity]
+  __shared__ bool last_block;                         // split-K: this block was the last of its tile's slices
+  __shared__ int expert_rows[T::kMaxGroupedExperts];  // masked layout: each expert's valid rows, in [0, capacity]
   static_assert(T::kDynamicSharedBytes + sizeof(full_barrier) + sizeof(empty_barrier) + sizeof(amax_scratch) +
                         sizeof(last_block) + (kBlockScales ? sizeof(stage_scales) : 0) +
                         (kUnits == Units::kGroupedTiles ? sizeof(expert_rows) : 0) <=
@@ -914,6 +929,11 @@ KernelFunction select_units(Units units) {
     if (kBlockScales || units == Units::kGroupedTiles) return nullptr;
     return units == Units::kSplitTiles ? grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kSplitTiles>
                                        : grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kTiles>;
+  } else if constexpr (T::kHasKernels == TileKernels::kPlainAndGroupedWithoutBlockScales) {
+    if (kBlockScales) return nullptr;
+    return units == Units::kGroupedTiles ? grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kGroupedTiles>
+           : units == Units::kSplitTiles ? grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kSplitTiles>
+                                         : grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kTiles>;
   } else if constexpr (T::kHasKernels == TileKernels::kBlockScalesOrGroups && !kBlockScales) {
     return units == Units::kGroupedTiles ? grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kGroupedTiles>
                                          : nullptr;
@@ -1095,7 +1115,8 @@ LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = Grouped
   if (groups.grouping == Grouping::kNone && !has_block_scales(args) && large.slices == 1 &&
       large.resident_clusters > 0) {
     along_m_if_no_more_rounds(plan_launch_with<LargeTileSharingB>(args, groups));
-  } else if (groups.grouping == Grouping::kMasked && !has_block_scales(args) && large.resident_clusters > 0) {
+  } else if (groups.grouping == Grouping::kMasked && !has_block_scales(args) && large.resident_clusters > 0 &&
+             groups.experts <= LargeTileGroupedSharingB::kMaxGroupedExperts) {
     // The masked layout's too, in each expert's rows (its counts may leave
     // the second tile empty; the walk skips a pair wholly past a count). Not
     // the contiguous layout's: two tiles of 128 rows there may belong to two
@@ -1216,9 +1237,9 @@ Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan, const Gro
     return Status::error(StatusCode::kNotSupported,
                          "experts * N <= 2^31 - 129 required, got " + std::to_string(int64_t{groups.experts} * args.n));
   }
-  if (groups.experts > kMaxExperts) {
-    return Status::error(StatusCode::kNotSupported,
-                         "at most " + std::to_string(kMaxExperts) + " experts, got " + std::to_string(groups.experts));
+  if (groups.experts > T::kMaxGroupedExperts) {  // the plan keeps more than kMaxExpertsDeepRing off the deep ring
+    return Status::error(StatusCode::kNotSupported, "at most " + std::to_string(T::kMaxGroupedExperts) +
+                                                        " experts, got " + std::to_string(groups.experts));
   }
   if (plan.slices > plan.k_blocks) {
     return Status::error(StatusCode::kNotSupported, "split_k = " + std::to_string(plan.slices) +
@@ -1325,8 +1346,10 @@ Status launch_with_plan(const GemmArgs& args, const GroupedView& groups) {
     return groups.grouping == Grouping::kNone ? launch_with_tile<LargeTileSharingB>(args, plan, groups)
                                               : launch_with_tile<LargeTileGroupedSharingB>(args, plan, groups);
   }
-  // Six stages where the static shared memory leaves room (kRingBytesPlain).
-  if (groups.grouping == Grouping::kNone && !has_block_scales(args)) {
+  // Six stages where the static shared memory leaves room (kRingBytesPlain):
+  // no block scales, and at most kMaxExpertsDeepRing experts' counts.
+  if (!has_block_scales(args) &&
+      (groups.grouping == Grouping::kNone || groups.experts <= LargeTilePlain::kMaxGroupedExperts)) {
     return launch_with_tile<LargeTilePlain>(args, plan, groups);
   }
   return launch_with_tile<LargeTile>(args, plan, groups);

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 12 run 61 (prepared, not run: no device machine could be started in the session of 2026-12-06/07):
-# six stages for the grouped GEMMs without block scales, up to 256 experts (more take the five-stage kernels
-# as before), run61_six_stage_groups.patch on f8e523e. Called as build-carry/run61.sh with
-# build-carry/carry_i12r61.tar.xz holding: S/ test_grouped_gpu, test_exact_gpu, fp8gemm_grouped_bench built
-# from f8e523e + the patch; N/ fp8gemm_grouped_bench of 389dd89 (its kernels are the committed ones); M/
+# Issue 12 run 61 (prepared in the session of 2026-12-06/07, when no device machine could be started; run in
+# the next): six stages for the grouped GEMMs without block scales, up to 256 experts (more take the
+# five-stage kernels as before), run61_six_stage_groups.patch on a63c85b (whose kernels are f8e523e's and
+# 389dd89's). Called as build-carry/run61.sh with build-carry/carry_i12r61.tar.xz holding: S/
+# test_grouped_gpu, fp8gemm_grouped_bench built from a63c85b + the patch; N/ fp8gemm_grouped_bench of a63c85b; M/
 # test_grouped_gpu of S with run61_mutant_deep_ring_for_any_experts.patch on top; libbenchmark.so.1debian.
 # S's grouped suite (with the patch's 300-expert cases), M's 300-expert cases (must fail, refused by name),
 # memcheck and racecheck on the grouped cases, then bench/measure_h200.sh's grouped_ab phase: the grouped
@@ -34,5 +34,5 @@ done
 tar -C $OUT -czf $OUT/run61_logs.tar.gz run61 && rm -rf $L
 cp $C/libbenchmark.so.1debian $C/N/ && cp $C/libbenchmark.so.1debian $C/S/
 # N and S in turn, twice ($OUT/grouped_ab_{A,B}{1,2}.json; A is N, B is S).
-AB_BIN=$C/S bash bench/measure_h200.sh 12_grouped_moe 389dd89 $C/N grouped_ab
+AB_BIN=$C/S bash bench/measure_h200.sh 12_grouped_moe a63c85b $C/N grouped_ab
 echo "issue 12 run 61 done ${SECONDS}s"
