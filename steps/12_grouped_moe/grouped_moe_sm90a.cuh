@@ -1058,6 +1058,13 @@ LaunchPlan plan_launch_with(const GemmArgs& args, const GroupedView& groups) {
 // the 128-row tile would split into more than kLargeTileMaxSlices slices of K
 // (the split count asked for, if any, keeps the tile M chooses). The
 // contiguous layout's segments are padded to 128 rows: its tiles are 128 rows.
+// Whether tile T's counts' table (static shared memory beside its ring) holds
+// the groups' experts; a plain GEMM has none to hold.
+template <class T>
+bool counts_fit(const GroupedView& groups) {
+  return groups.grouping == Grouping::kNone || groups.experts <= T::kMaxGroupedExperts;
+}
+
 LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = GroupedView{}) {
   const int64_t most_rows = groups.grouping == Grouping::kMasked       ? groups.capacity
                             : groups.grouping == Grouping::kContiguous ? kGroupedRowAlignment
@@ -1116,7 +1123,7 @@ LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = Grouped
       large.resident_clusters > 0) {
     along_m_if_no_more_rounds(plan_launch_with<LargeTileSharingB>(args, groups));
   } else if (groups.grouping == Grouping::kMasked && !has_block_scales(args) && large.resident_clusters > 0 &&
-             groups.experts <= LargeTileGroupedSharingB::kMaxGroupedExperts) {
+             counts_fit<LargeTileGroupedSharingB>(groups)) {
     // The masked layout's too, in each expert's rows (its counts may leave
     // the second tile empty; the walk skips a pair wholly past a count). Not
     // the contiguous layout's: two tiles of 128 rows there may belong to two
@@ -1237,7 +1244,7 @@ Status launch_with_tile(const GemmArgs& given, const LaunchPlan& plan, const Gro
     return Status::error(StatusCode::kNotSupported,
                          "experts * N <= 2^31 - 129 required, got " + std::to_string(int64_t{groups.experts} * args.n));
   }
-  if (groups.experts > T::kMaxGroupedExperts) {  // the plan keeps more than kMaxExpertsDeepRing off the deep ring
+  if (!counts_fit<T>(groups)) {  // the plan keeps more than kMaxExpertsDeepRing off the deep ring
     return Status::error(StatusCode::kNotSupported, "at most " + std::to_string(T::kMaxGroupedExperts) +
                                                         " experts, got " + std::to_string(groups.experts));
   }
@@ -1348,8 +1355,7 @@ Status launch_with_plan(const GemmArgs& args, const GroupedView& groups) {
   }
   // Six stages where the static shared memory leaves room (kRingBytesPlain):
   // no block scales, and at most kMaxExpertsDeepRing experts' counts.
-  if (!has_block_scales(args) &&
-      (groups.grouping == Grouping::kNone || groups.experts <= LargeTilePlain::kMaxGroupedExperts)) {
+  if (!has_block_scales(args) && counts_fit<LargeTilePlain>(groups)) {
     return launch_with_tile<LargeTilePlain>(args, plan, groups);
   }
   return launch_with_tile<LargeTile>(args, plan, groups);
