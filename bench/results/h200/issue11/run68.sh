@@ -21,6 +21,11 @@ L=$OUT/run68
 mkdir -p $L
 f12='*12_grouped_moe*'
 shapes=4096x4096x4096,8192x8192x8192,4096x7168x16384,4096x4096x7168,4096x32768x512,2048x8192x7168,1024x4096x7168,4096x2112x7168
+# First a quick check of the two forms most likely kept (a cut call keeps it).
+LD_LIBRARY_PATH=$C/W2 timeout 60 $C/W2/fp8gemm --step 12 --m 4096 --n 4096 --k 4096 --check > $L/W2_first_check.log 2>&1
+echo "W2 first check rc=$?: $(tail -n 4 $L/W2_first_check.log | tr '\n' ' ' | cut -c1-400)"
+LD_LIBRARY_PATH=$C/W2B timeout 60 $C/W2B/fp8gemm --step 12 --m 4096 --n 4096 --k 4096 --scales block --check > $L/W2B_first_check.log 2>&1
+echo "W2B first check rc=$?: $(tail -n 4 $L/W2B_first_check.log | tr '\n' ' ' | cut -c1-400)"
 for round in 1 2; do
   for v in H $variants; do
     LD_LIBRARY_PATH=$C/$v timeout 150 $C/$v/fp8gemm_bench --steps=12 --shapes=$shapes --benchmark_repetitions=3 \
@@ -29,9 +34,7 @@ for round in 1 2; do
     echo "$v round $round rc=$? ${SECONDS}s"
     grep -E "^12_grouped_moe/.*_median" $OUT/run68_ab${round}_$v.log | awk '{print "  " $1, $2, $3}'
   done
-done
-# W2B: W2 with block scales on the wide tile (run68_wide_block_scales.patch on top), against H, block-scaled.
-for round in 1 2; do
+  # W2B: W2 with block scales on the wide tile (run68_wide_block_scales.patch on top), against H, block-scaled.
   for v in H W2B; do
     LD_LIBRARY_PATH=$C/$v timeout 150 $C/$v/fp8gemm_bench --steps=12 --epilogue_variants \
       --shapes=4096x4096x4096,8192x8192x8192,4096x7168x16384,4096x4096x7168 \
