@@ -37,8 +37,8 @@
 // D through shared memory and the TMA, the amax once per block. New beside
 // the groups: six stages for the GEMMs without block scales where static
 // shared memory allows (grouped ones of up to 256 experts), a 128 x 256 tile
-// for fast accumulation (WideTile), and a 128 x 64 tile for plain GEMMs of up
-// to 128 rows (MediumTile).
+// for the plain unsplit GEMMs (WideTile; with promotion, in two halves a K
+// block), and a 128 x 64 tile for plain GEMMs of up to 128 rows (MediumTile).
 //
 // Requires sm_90a; the chapter (README.md) explains every piece.
 //
@@ -85,12 +85,13 @@ constexpr uint32_t kRingBytes = 160 * 1024;  // the ring: as many stages as fit 
 // that. The 128 x 64 tile (MediumTile) has plain GEMMs only and takes this
 // ring too: eight stages of 24 KB, D's 16 KB, 209 KB.
 constexpr uint32_t kRingBytesPlain = 192 * 1024;
-// The 128 x 256 tile of fast accumulation (wide: one wgmma.m64n256k32 per
-// consumer warpgroup and K step): three stages of 48 KB. D's buffer is 64 KB
+// The 128 x 256 tile (wide: one wgmma.m64n256k32 per consumer warpgroup and
+// K step with fast accumulation, two of N = 128 with promotion): three
+// stages of 48 KB. D's buffer is 64 KB
 // there (two warpgroups x 64 rows x 256 BF16 columns), and 3 x 48 + 64 + 1 is
 // 209 KB; a fourth stage would need 257.
 constexpr uint32_t kRingBytesWide = 144 * 1024;
-// Fast accumulation takes the 128 x 256 tile where its rounds (units per
+// A plain unsplit GEMM takes the 128 x 256 tile where its rounds (units per
 // cluster) are at most this times half the 128 x 128 tile's: 4096 x 32768 x
 // 512 has 32 rounds of the wide tile against 63 of 128 x 128; 4096 x 2112 x
 // 7168, 3 against 5, stays on 128 x 128.
@@ -177,8 +178,9 @@ __host__ __device__ inline const float* expert_b_scales(const GemmArgs& args, in
 // kPlainWithoutBlockScales), and the plain unsplit GEMMs and the masked
 // grouped GEMMs without block scales again with the cluster along M
 // (kPlainSharingB, kGroupedSharingB, both on the deeper ring); the
-// 128 x 256 tile has only plain unsplit GEMMs with fast accumulation: with
-// promotion its 128 accumulators a set would need 384 registers a thread.
+// 128 x 256 tile has only plain unsplit GEMMs without a per-column vector
+// (kWidePlain; with promotion, its 128 totals a thread leave room for one
+// set of 64 accumulators, half the tile's columns: the kernel's kWidePromoted).
 // The 128 x 112 tile has the plain unsplit GEMMs without block scales, with
 // the cluster along M (kNarrowPlain; its tiles straddle B's 128 x 128 scale
 // blocks).
@@ -187,7 +189,7 @@ enum class TileKernels {
   kPlainWithoutBlockScales,
   kPlainAndGroupedWithoutBlockScales,
   kBlockScalesOrGroups,
-  kFastPlain,
+  kWidePlain,
   kPlainSharingB,
   kGroupedSharingB,
   kNarrowPlain
@@ -206,7 +208,7 @@ struct Tile {
   // the 128 x 128 tile's kPlainSharingB and kGroupedSharingB, where that
   // takes no more rounds.
   static constexpr int kClusterBlocks = kCluster;
-  static constexpr bool kShareB = kKernels == TileKernels::kFastPlain || kKernels == TileKernels::kPlainSharingB ||
+  static constexpr bool kShareB = kKernels == TileKernels::kWidePlain || kKernels == TileKernels::kPlainSharingB ||
                                   kKernels == TileKernels::kGroupedSharingB || kKernels == TileKernels::kNarrowPlain;
   static constexpr int kBoxRowsA = kShareB ? kM : kM / kCluster;
   static constexpr uint32_t kBoxBytesA = kBoxRowsA * kBlockK;
@@ -231,7 +233,7 @@ struct Tile {
   // The experts whose counts fit in static shared memory beside the ring.
   static constexpr int kMaxGroupedExperts = kPlainRing ? kMaxExpertsDeepRing : kMaxExperts;
   static constexpr uint32_t kRing = kPlainRing                            ? kRingBytesPlain
-                                    : kKernels == TileKernels::kFastPlain ? kRingBytesWide
+                                    : kKernels == TileKernels::kWidePlain ? kRingBytesWide
                                                                           : kRingBytes;
   // 5 of 128 x 128 (6 in kRingBytesPlain), 3 of 128 x 256, 6 of 128 x 112, 8 of 128 x 64, 10 of 64 x 64
   static constexpr int kStages = kRing / kStageBytes;
@@ -249,7 +251,7 @@ struct Tile {
   // The scales of a stage's K block, for 1 x 128 / 128 x 128 scales.
   struct StageScales {
     float a[kM];
-    float b;
+    float b[kN > 128 ? kN / 128 : 1];  // one per 128 columns (the wide tile has two)
   };
   // The barriers, the amax scratch and (with block scales) the stages'
   // scales live in static shared memory (with the split-K flag, where the
@@ -259,9 +261,9 @@ struct Tile {
   static constexpr size_t kStaticSharedBytesWithScales = kStaticSharedBytes + kStages * sizeof(StageScales);
 
   static_assert(kM == 64 || kM == 128, "64 rows per consumer warpgroup, one or two of them");
-  static_assert(kN == 64 || kN == 128 || (kN == 256 && kKernels == TileKernels::kFastPlain) ||
+  static_assert(kN == 64 || kN == 128 || (kN == 256 && kKernels == TileKernels::kWidePlain) ||
                     (kN == 112 && kKernels == TileKernels::kNarrowPlain),
-                "the N of wgmma_m64nk32 (256: fast accumulation only; 112: the narrow tile's)");
+                "the N of wgmma_m64nk32 (256: the wide tile's; 112: the narrow tile's)");
   static_assert(kCluster == 1 || kCluster == 2, "clusters of one block or two");
   static_assert(kGroupRows >= 1 && kGroupHeight % kClusterTileRows == 0,
                 "the tile order's groups hold whole rows of cluster tiles");
@@ -287,9 +289,9 @@ using LargeTileSharingB = Tile<128, 128, 2, TileKernels::kPlainSharingB>;
 // two tiles one above the other in one expert's rows (six stages, up to
 // kMaxExpertsDeepRing experts).
 using LargeTileGroupedSharingB = Tile<128, 128, 2, TileKernels::kGroupedSharingB>;
-// Fast accumulation's wide tile, also in clusters of two (the chapter's "A
-// wider tile for fast accumulation").
-using WideTile = Tile<128, 256, 2, TileKernels::kFastPlain>;
+// The wide tile, also in clusters of two (the chapter's "A wider tile for fast
+// accumulation" and "Kept: the wide tile with promotion").
+using WideTile = Tile<128, 256, 2, TileKernels::kWidePlain>;
 // 128 x 112 where the GPU's waves make 112 columns a tile cost less than
 // 128 (plan_launch; the chapter's "A tile as wide as the waves allow"),
 // clusters along M. Its BF16 rows of 224 bytes go to the TMA in two boxes of
@@ -343,7 +345,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   constexpr int kAccumulators = T::kAccumulators;
   constexpr uint32_t kTileBytesA = T::kTileBytesA, kTileBytesB = T::kTileBytesB, kStageBytes = T::kStageBytes;
   constexpr int kCluster = T::kClusterBlocks;
-  constexpr bool kWide = T::kHasKernels == TileKernels::kFastPlain;  // the 128 x 256 tile of fast accumulation
+  constexpr bool kWide = T::kHasKernels == TileKernels::kWidePlain;  // the 128 x 256 tile
   constexpr int kGroupRows = T::kGroupRows;  // rows of cluster tiles per group of the tile order
   using SharedTiles = typename T::SharedTiles;
   using StageScales = typename T::StageScales;
@@ -601,8 +603,13 @@ __global__ void __launch_bounds__(T::kThreads, 1)
           a_rows[r] = k_block_scales(args.a_scale_granularity, args.a_scales, row, args.k);  // nullptr: constant
         }
         // A tile past N (the cluster tile sticks out) reads the last column's.
-        const int64_t column = std::min<int64_t>(int64_t{u.n_block} * kBlockN, args.n - 1);
-        const float* b_row = k_block_scales(args.b_scale_granularity, expert_b_scales(args, u.expert), column, args.k);
+        constexpr int kBScales = kBlockN > 128 ? kBlockN / 128 : 1;
+        const float* b_rows[kBScales];
+#pragma unroll
+        for (int j = 0; j < kBScales; ++j) {
+          const int64_t column = std::min<int64_t>(int64_t{u.n_block} * kBlockN + 128 * j, args.n - 1);
+          b_rows[j] = k_block_scales(args.b_scale_granularity, expert_b_scales(args, u.expert), column, args.k);
+        }
         // The scales of K block kb + kScalesAhead are loaded while those of
         // kb are stored: with one K block's loads waited for at a time, the
         // loader took a global load's latency per K block and held the
@@ -610,13 +617,14 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         // per-tensor speed). ahead[d] holds K block kb + d's.
         struct KBlockScales {
           float a[kBlockM / kWarpSize];
-          float b;
+          float b[kBScales];
         };
         const auto load = [&](int kb, KBlockScales& s) {
           const bool inside = kb < u.kb_end;
 #pragma unroll
           for (int r = 0; r < kBlockM / kWarpSize; ++r) s.a[r] = a_rows[r] != nullptr && inside ? a_rows[r][kb] : 1.0f;
-          s.b = b_row != nullptr && inside ? b_row[kb] : 1.0f;
+#pragma unroll
+          for (int j = 0; j < kBScales; ++j) s.b[j] = b_rows[j] != nullptr && inside ? b_rows[j][kb] : 1.0f;
         };
         KBlockScales ahead[kScalesAhead + 1];
 #pragma unroll
@@ -626,7 +634,10 @@ __global__ void __launch_bounds__(T::kThreads, 1)
           mbarrier_wait(empty_barriers + 8 * stage, phase ^ 1);
 #pragma unroll
           for (int r = 0; r < kBlockM / kWarpSize; ++r) stage_scales[stage].a[lane + kWarpSize * r] = ahead[0].a[r];
-          if (lane == 0) stage_scales[stage].b = ahead[0].b;
+#pragma unroll
+          for (int j = 0; j < kBScales; ++j) {
+            if (lane == j) stage_scales[stage].b[j] = ahead[0].b[j];  // j, not lane: registers are not indexed
+          }
           mbarrier_arrive(full_barriers + 8 * stage);  // release: the stores above come first
           if (++stage == kStages) {
             stage = 0;
@@ -711,18 +722,89 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     // 168 registers) and set for each unit: wgmma's register fences read the
     // accumulators, and values carried from the last unit would be live
     // through its epilogue, beside the totals, and spill.
-    float accum[kAccumulators];                      // wgmma's accumulators (the first set)
-    float accum_next[kPromote ? kAccumulators : 1];  // the second set (promotion only)
-    float total[kPromote ? kAccumulators : 1];       // promoted FP32 sums (promotion only)
+    // (The wide tile with promotion keeps its wgmma sets inside its K loop.)
+    constexpr bool kWidePromoted = kWide && kPromote;
+    float accum[kWidePromoted ? 1 : kAccumulators];            // wgmma's accumulators (the first set)
+    float accum_next[kPromote && !kWide ? kAccumulators : 1];  // the second set (promotion only)
+    float total[kPromote ? kAccumulators : 1];                 // promoted FP32 sums (promotion only)
+    if constexpr (!kWidePromoted) {
 #pragma unroll
-    for (int v = 0; v < kAccumulators; ++v) accum[v] = 0.0f;
-    if constexpr (kPromote) {
+      for (int v = 0; v < kAccumulators; ++v) accum[v] = 0.0f;
+    }
+    if constexpr (kPromote && !kWide) {
 #pragma unroll
       for (int v = 0; v < kAccumulators; ++v) accum_next[v] = 0.0f;
     }
     // This thread's rows of D: row0 and row0 + 8 (the wgmma fragment layout).
     const int row0 = u.row + warpgroup * 64 + warp_in_group * 16 + lane / 4;
-    if constexpr (kPromote) {
+    if constexpr (kWidePromoted) {
+      // The 128 x 256 tile with promotion. A thread's 64 x 256 part of D
+      // takes 128 totals, which leaves no room for a second set of 128 (step
+      // 10's overlap): each K block is multiplied in two halves of 64 x 128
+      // into one set of 64, each half added into its totals before the next
+      // is issued. The warpgroup waits for its own wgmmas twice a K block;
+      // the other warpgroup's keep the tensor cores busy meanwhile. A half is
+      // one 128 x 128 block of B's scales, so with block scales its promotion
+      // is one FMA by s_A of the row times s_B of the half, as on 128 x 128.
+      constexpr int kHalfN = kBlockN / 2;
+      constexpr int kHalfAccumulators = kHalfN / 2;
+#pragma unroll
+      for (int v = 0; v < kAccumulators; ++v) total[v] = 0.0f;
+      float half_sums[kHalfAccumulators];   // wgmma's accumulators, one half at a time
+      float row_scales[2] = {1.0f, 1.0f};   // block scales: s_A of this thread's two rows
+      float half_scales[2] = {1.0f, 1.0f};  // and s_B of each half
+      const auto wait_stage = [&] {
+        mbarrier_wait_warp(full_barriers + 8 * stage, phase);  // warp-uniform: see its comment
+        __syncwarp();                                          // wgmma is .aligned: the warp must be converged
+        if constexpr (kBlockScales) {
+          const int tile_row = row0 - u.row;
+          row_scales[0] = stage_scales[stage].a[tile_row];
+          row_scales[1] = stage_scales[stage].a[tile_row + 8];
+          half_scales[0] = stage_scales[stage].b[0];
+          half_scales[1] = stage_scales[stage].b[1];
+        }
+      };
+      // Issues half `half` of the current stage's K block into half_sums.
+      const auto issue_half = [&](int half) {
+        const uint64_t desc_a = make_kmajor_sw128_descriptor(tiles_a + stage * kTileBytesA + warpgroup * 64 * kBlockK);
+        const uint64_t desc_b = make_kmajor_sw128_descriptor(tiles_b + stage * kTileBytesB + half * kHalfN * kBlockK);
+        fence_registers(half_sums);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
+          wgmma_m64nk32<kHalfN, kFormatA, kFormatB>(half_sums, desc_a + 2 * kk, desc_b + 2 * kk, kk > 0);
+        }
+        wgmma_commit_group();
+        fence_registers(half_sums);
+      };
+      // Adds a finished half into its totals (times its block scales).
+      const auto add_half = [&](int half) {
+        fence_registers(half_sums);
+        if constexpr (kBlockScales) {
+          const float scales[2] = {row_scales[0] * half_scales[half], row_scales[1] * half_scales[half]};
+#pragma unroll
+          for (int v = 0; v < kHalfAccumulators; ++v) {
+            total[half * kHalfAccumulators + v] =
+                fmaf(half_sums[v], scales[(v / 2) % 2], total[half * kHalfAccumulators + v]);
+          }
+        } else {
+#pragma unroll
+          for (int v = 0; v < kHalfAccumulators; ++v) total[half * kHalfAccumulators + v] += half_sums[v];
+        }
+        fence_registers(total);
+      };
+      for (int kb = u.kb_begin; kb < u.kb_end; ++kb) {
+        wait_stage();
+        issue_half(0);
+        wgmma_wait_group<0>();
+        add_half(0);
+        issue_half(1);
+        wgmma_wait_group<0>();
+        release(stage);  // both halves have read the stage
+        add_half(1);
+        advance();
+      }
+    } else if constexpr (kPromote) {
 #pragma unroll
       for (int v = 0; v < kAccumulators; ++v) total[v] = 0.0f;
       // Waits for the current stage and issues its K block's wgmmas into
@@ -734,7 +816,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         __syncwarp();                                          // wgmma is .aligned: the warp must be converged
         if constexpr (kBlockScales) {
           const int tile_row = row0 - u.row;
-          const float b = stage_scales[stage].b;
+          const float b = stage_scales[stage].b[0];
           scales[0] = stage_scales[stage].a[tile_row] * b;
           scales[1] = stage_scales[stage].a[tile_row + 8] * b;
         }
@@ -913,11 +995,12 @@ using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUte
 // not have (T::kHasKernels; launch_with_plan never asks for one).
 template <class T, bool kPromote, bool kBlockScales, Fp8Format kA, Fp8Format kB>
 KernelFunction select_units(Units units) {
-  if constexpr (T::kHasKernels == TileKernels::kFastPlain) {
-    if constexpr (kPromote || kBlockScales) {
+  if constexpr (T::kHasKernels == TileKernels::kWidePlain) {
+    if constexpr (kBlockScales && !kPromote) {
       return nullptr;
     } else {
-      return units == Units::kTiles ? grouped_moe_fp8_gemm_kernel<T, kA, kB, false, false, Units::kTiles> : nullptr;
+      return units == Units::kTiles ? grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, kBlockScales, Units::kTiles>
+                                    : nullptr;
     }
   } else if constexpr (T::kHasKernels == TileKernels::kPlainSharingB || T::kHasKernels == TileKernels::kNarrowPlain) {
     if (kBlockScales || units != Units::kTiles) return nullptr;
@@ -967,7 +1050,7 @@ int max_active_clusters() {
     const KernelFunction kernel =
         T::kHasKernels == TileKernels::kBlockScalesOrGroups
             ? select_kernel<T, true, true>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles)
-        : T::kHasKernels == TileKernels::kFastPlain
+        : T::kHasKernels == TileKernels::kWidePlain
             ? select_kernel<T, false, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles)
         : T::kHasKernels == TileKernels::kGroupedSharingB
             ? select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kGroupedTiles)
@@ -986,7 +1069,7 @@ DStore choose_d_store(const GemmArgs& args);  // below: how the consumers write 
 struct LaunchPlan {
   bool small_tile = false;   // SmallTile (M <= kSmallTileMaxM, or split M <= kSmallTileMaxSplitM)
   bool medium_tile = false;  // MediumTile (M <= kMediumTileMaxM: see plan_launch)
-  bool wide_tile = false;    // WideTile (fast accumulation, unsplit, no more rounds: see kWideTileRoundSlack)
+  bool wide_tile = false;    // WideTile (unsplit, no column vector, no more rounds: see kWideTileRoundSlack)
   bool narrow_tile = false;  // NarrowTile (unsplit, fewer columns times rounds: see kNarrowTileMinGain)
   bool sharing_b = false;    // cluster along M: LargeTileSharingB, or LargeTileGroupedSharingB (masked)
   bool shares_b = false;     // T::kShareB of the tile planned: its clusters stand along M and share B's tile
@@ -1130,14 +1213,14 @@ LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = Grouped
     // experts, with two B tiles. (A grouped plan has one slice.)
     along_m_if_no_more_rounds(plan_launch_with<LargeTileGroupedSharingB>(args, groups));
   }
-  // Fast accumulation on the 128 x 256 tile where it stays unsplit and does
-  // not cost more in waves than it is expected to gain: each cluster's units
-  // (its rounds) at most kWideTileRoundSlack times half the 128 x 128 tile's
-  // (half as many units, each twice the work; the chapter measures the gain).
-  // (Nor with a per-column vector in the epilogue: see the kernel's kWide.)
+  // The 128 x 256 tile, with fast accumulation or promotion, block scales or
+  // not, where it stays unsplit and does not cost more in waves than it is
+  // expected to gain: each cluster's units (its rounds) at most
+  // kWideTileRoundSlack times half the 128 x 128 tile's (half as many units,
+  // each twice the work; the chapter measures the gain). (Not with a
+  // per-column vector in the epilogue: see the kernel's kWide.)
   const bool column_vectors = args.bias != nullptr || args.b_scale_granularity == ScaleGranularity::kPerRow;
-  if (groups.grouping == Grouping::kNone && args.fast_accumulation && !has_block_scales(args) && !column_vectors &&
-      large.slices == 1 && large.resident_clusters > 0) {
+  if (groups.grouping == Grouping::kNone && !column_vectors && large.slices == 1 && large.resident_clusters > 0) {
     LaunchPlan wide = plan_launch_with<WideTile>(args, groups);
     if (wide.slices == 1 && wide.resident_clusters > 0 &&
         static_cast<double>(2 * rounds(wide)) <= kWideTileRoundSlack * static_cast<double>(rounds(tile_128))) {
@@ -1182,7 +1265,7 @@ std::string describe_grouped_moe_launch(const GemmArgs& args) {
                     std::to_string(plan.tile_n) + " and " + std::to_string(plan.k_blocks) + " K blocks of 128";
   if (args.split_k > 0) why += "; split_k = " + std::to_string(args.split_k) + " asked for";
   if (plan.wide_tile) {
-    why += " (128 x 256: fast accumulation, unsplit, and no more waves than half as many tiles of 128 x 128)";
+    why += " (128 x 256: unsplit, no per-column vector, and no more waves than half as many tiles of 128 x 128)";
   }
   if (plan.small_tile && args.m > kSmallTileMaxM) {
     why += " (not 128 x 128: M <= " + std::to_string(kSmallTileMaxSplitM) + " and more than " +
