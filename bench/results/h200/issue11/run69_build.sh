@@ -43,5 +43,8 @@ cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian "$work/pack/N/"
 echo "$commit" > "$work/pack/N_commit"
 mkdir -p "$repo/build-carry"
 tar -C "$work/pack" -cJf "$repo/build-carry/carry69.tar.xz" N M N_commit
+# N's benchmarks alone, for runs 70 and 71 (the device carries at most 64 MiB a call; carry69 is 59 MB)
+tar -C "$work/pack" -cJf "$repo/build-carry/carry69_grouped.tar.xz" N/fp8gemm_grouped_bench N/libbenchmark.so.1debian N_commit
+tar -C "$work/pack" -cJf "$repo/build-carry/carry69_bench.tar.xz" N/fp8gemm_bench N/fp8gemm N/libbenchmark.so.1debian N_commit
 cp "$here/run69.sh" "$repo/build-carry/run69.sh"
 echo "packed: $repo/build-carry/carry69.tar.xz ($(du -h "$repo/build-carry/carry69.tar.xz" | cut -f1))"

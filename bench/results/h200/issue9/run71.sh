@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 C=/tmp/c71
-mkdir -p $C && tar -xJf build-carry/carry69.tar.xz -C $C N N_commit && tar -xJf build-carry/carry71.tar.xz -C $C
+mkdir -p $C && tar -xJf build-carry/carry69_bench.tar.xz -C $C && tar -xJf build-carry/carry71.tar.xz -C $C
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv
 export FP8GEMM_REQUIRE_GPU=1 LD_LIBRARY_PATH=$C/E
 R=/tmp/r71
