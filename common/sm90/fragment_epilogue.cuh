@@ -110,7 +110,8 @@ __device__ __forceinline__ void load_tile_columns(float (&values)[kBlockN / 4], 
 
 /// How apply_epilogue() reads a tile's per-column vectors (the bias, B's
 /// outer-vector scales): every load first, then the arithmetic (32 loads in
-/// flight a thread: one L2 latency a tile, 64 more registers live), or a
+/// flight a thread: one L2 latency a tile, 64 more registers live; a
+/// 256-column tile in two chunks of 128 columns, two latencies), or a
 /// column at a time (a latency per column, no extra registers). Step 10's
 /// split block-scaled kernels keep the second: with the first, ptxas spills
 /// in them (5 local-memory instructions); every other step takes the first.
@@ -153,29 +154,37 @@ __device__ __forceinline__ void apply_epilogue(float (&acc)[kBlockN / 2], const 
       }
     }
   } else {
-    float col_scale[kBlockN / 4], bias[kBlockN / 4];  // entry 2j + c: column col0 + 8j + c
-    if (b_scales.rows != nullptr) {                   // B's rows are D's columns
-      load_tile_columns<kBlockN>(col_scale, b_scales.rows, col0, last_col);
-    } else {
+    // A chunk of at most 128 columns at a time: a 256-column tile's 128 sums
+    // a thread leave no room for 128 more registers of vector entries
+    // (ptxas spilled them), and room for 64. One chunk for every other tile.
+    constexpr int kChunkN = kBlockN < 128 ? kBlockN : 128;
 #pragma unroll
-      for (int i = 0; i < kBlockN / 4; ++i) col_scale[i] = 1.0f;
-    }
-    if (args.bias == nullptr) {
+    for (int chunk = 0; chunk < kBlockN / kChunkN; ++chunk) {
+      const int chunk_col0 = col0 + chunk * kChunkN;
+      float col_scale[kChunkN / 4], bias[kChunkN / 4];  // entry 2j + c: column chunk_col0 + 8j + c
+      if (b_scales.rows != nullptr) {                   // B's rows are D's columns
+        load_tile_columns<kChunkN>(col_scale, b_scales.rows, chunk_col0, last_col);
+      } else {
 #pragma unroll
-      for (int i = 0; i < kBlockN / 4; ++i) bias[i] = 0.0f;
-    } else if (args.bias_type == BiasType::kBF16) {
-      load_tile_columns<kBlockN>(bias, static_cast<const uint16_t*>(args.bias), col0, last_col);
-    } else {
-      load_tile_columns<kBlockN>(bias, static_cast<const float*>(args.bias), col0, last_col);
-    }
+        for (int i = 0; i < kChunkN / 4; ++i) col_scale[i] = 1.0f;
+      }
+      if (args.bias == nullptr) {
 #pragma unroll
-    for (int j = 0; j < kBlockN / 8; ++j) {
+        for (int i = 0; i < kChunkN / 4; ++i) bias[i] = 0.0f;
+      } else if (args.bias_type == BiasType::kBF16) {
+        load_tile_columns<kChunkN>(bias, static_cast<const uint16_t*>(args.bias), chunk_col0, last_col);
+      } else {
+        load_tile_columns<kChunkN>(bias, static_cast<const float*>(args.bias), chunk_col0, last_col);
+      }
 #pragma unroll
-      for (int c = 0; c < 2; ++c) {
+      for (int j = 0; j < kChunkN / 8; ++j) {
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          float& value = acc[4 * j + 2 * h + c];
-          value = fmaf(value, row_factor[h] * col_scale[2 * j + c], bias[2 * j + c]);
+        for (int c = 0; c < 2; ++c) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            float& value = acc[chunk * kChunkN / 2 + 4 * j + 2 * h + c];
+            value = fmaf(value, row_factor[h] * col_scale[2 * j + c], bias[2 * j + c]);
+          }
         }
       }
     }

@@ -178,9 +178,12 @@ __host__ __device__ inline const float* expert_b_scales(const GemmArgs& args, in
 // kPlainWithoutBlockScales), and the plain unsplit GEMMs and the masked
 // grouped GEMMs without block scales again with the cluster along M
 // (kPlainSharingB, kGroupedSharingB, both on the deeper ring); the
-// 128 x 256 tile has only plain unsplit GEMMs without a per-column vector
+// 128 x 256 tile has only plain unsplit GEMMs
 // (kWidePlain; with promotion, its 128 totals a thread leave room for one
-// set of 64 accumulators, half the tile's columns: the kernel's kWidePromoted).
+// set of 64 accumulators, half the tile's columns: the kernel's kWidePromoted),
+// and the same again for GEMMs whose epilogue reads a vector per column, a
+// bias or B's outer-vector scales (kWideColumnVectors: kept apart so that the
+// others compile as they did without it, see the kernel's kWide).
 // The 128 x 112 tile has the plain unsplit GEMMs without block scales, with
 // the cluster along M (kNarrowPlain; its tiles straddle B's 128 x 128 scale
 // blocks).
@@ -190,6 +193,7 @@ enum class TileKernels {
   kPlainAndGroupedWithoutBlockScales,
   kBlockScalesOrGroups,
   kWidePlain,
+  kWideColumnVectors,
   kPlainSharingB,
   kGroupedSharingB,
   kNarrowPlain
@@ -208,7 +212,8 @@ struct Tile {
   // the 128 x 128 tile's kPlainSharingB and kGroupedSharingB, where that
   // takes no more rounds.
   static constexpr int kClusterBlocks = kCluster;
-  static constexpr bool kShareB = kKernels == TileKernels::kWidePlain || kKernels == TileKernels::kPlainSharingB ||
+  static constexpr bool kWide = kKernels == TileKernels::kWidePlain || kKernels == TileKernels::kWideColumnVectors;
+  static constexpr bool kShareB = kWide || kKernels == TileKernels::kPlainSharingB ||
                                   kKernels == TileKernels::kGroupedSharingB || kKernels == TileKernels::kNarrowPlain;
   static constexpr int kBoxRowsA = kShareB ? kM : kM / kCluster;
   static constexpr uint32_t kBoxBytesA = kBoxRowsA * kBlockK;
@@ -232,9 +237,7 @@ struct Tile {
                                      kKernels == TileKernels::kGroupedSharingB || kKernels == TileKernels::kNarrowPlain;
   // The experts whose counts fit in static shared memory beside the ring.
   static constexpr int kMaxGroupedExperts = kPlainRing ? kMaxExpertsDeepRing : kMaxExperts;
-  static constexpr uint32_t kRing = kPlainRing                            ? kRingBytesPlain
-                                    : kKernels == TileKernels::kWidePlain ? kRingBytesWide
-                                                                          : kRingBytes;
+  static constexpr uint32_t kRing = kPlainRing ? kRingBytesPlain : kWide ? kRingBytesWide : kRingBytes;
   // 5 of 128 x 128 (6 in kRingBytesPlain), 3 of 128 x 256, 6 of 128 x 112, 8 of 128 x 64, 10 of 64 x 64
   static constexpr int kStages = kRing / kStageBytes;
   // D's buffer: per consumer warpgroup, the boxes of its 64 x kN part of D in
@@ -261,8 +264,7 @@ struct Tile {
   static constexpr size_t kStaticSharedBytesWithScales = kStaticSharedBytes + kStages * sizeof(StageScales);
 
   static_assert(kM == 64 || kM == 128, "64 rows per consumer warpgroup, one or two of them");
-  static_assert(kN == 64 || kN == 128 || (kN == 256 && kKernels == TileKernels::kWidePlain) ||
-                    (kN == 112 && kKernels == TileKernels::kNarrowPlain),
+  static_assert(kN == 64 || kN == 128 || (kN == 256 && kWide) || (kN == 112 && kKernels == TileKernels::kNarrowPlain),
                 "the N of wgmma_m64nk32 (256: the wide tile's; 112: the narrow tile's)");
   static_assert(kCluster == 1 || kCluster == 2, "clusters of one block or two");
   static_assert(kGroupRows >= 1 && kGroupHeight % kClusterTileRows == 0,
@@ -292,6 +294,13 @@ using LargeTileGroupedSharingB = Tile<128, 128, 2, TileKernels::kGroupedSharingB
 // The wide tile, also in clusters of two (the chapter's "A wider tile for fast
 // accumulation" and "Kept: the wide tile with promotion").
 using WideTile = Tile<128, 256, 2, TileKernels::kWidePlain>;
+// Its kernels for GEMMs with a bias or B's outer-vector scales (issue 9 run 71).
+using WideTileColumnVectors = Tile<128, 256, 2, TileKernels::kWideColumnVectors>;
+// Whether the epilogue reads a vector per column of D: which of the two the
+// wide tile's GEMM takes.
+inline bool has_column_vectors(const GemmArgs& args) {
+  return args.bias != nullptr || args.b_scale_granularity == ScaleGranularity::kPerRow;
+}
 // 128 x 112 where the GPU's waves make 112 columns a tile cost less than
 // 128 (plan_launch; the chapter's "A tile as wide as the waves allow"),
 // clusters along M. Its BF16 rows of 224 bytes go to the TMA in two boxes of
@@ -345,7 +354,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   constexpr int kAccumulators = T::kAccumulators;
   constexpr uint32_t kTileBytesA = T::kTileBytesA, kTileBytesB = T::kTileBytesB, kStageBytes = T::kStageBytes;
   constexpr int kCluster = T::kClusterBlocks;
-  constexpr bool kWide = T::kHasKernels == TileKernels::kWidePlain;  // the 128 x 256 tile
+  constexpr bool kWide = T::kWide;           // the 128 x 256 tile
   constexpr int kGroupRows = T::kGroupRows;  // rows of cluster tiles per group of the tile order
   using SharedTiles = typename T::SharedTiles;
   using StageScales = typename T::StageScales;
@@ -941,10 +950,13 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         warpgroup_through_rows = through_rows || (through_tma && valid_rows < 64);
       }
       ConstantScales b_scales = kUnits == Units::kGroupedTiles ? unit_b_scales : unit_b_scales_of(u);
-      if constexpr (kWide) {
-        // The wide tile's 128 sums a thread leave no registers for a vector
-        // per column (ptxas spilled them): the launcher gives it GEMMs with
-        // neither a bias nor B's outer-vector scales, and here that is a constant.
+      if constexpr (T::kHasKernels == TileKernels::kWidePlain) {
+        // The wide tile's GEMMs with a bias or B's outer-vector scales go to
+        // WideTileColumnVectors' kernels, which read them 128 columns at a
+        // time (apply_epilogue); here they are a constant nullptr. Compiled
+        // with those loads, these kernels kept the same registers but ptxas
+        // scheduled their main loop differently, and the promoted GEMMs
+        // without a vector ran 1-2 % slower (issue 9 run 71, an H100).
         unit_args.bias = nullptr;
         b_scales.rows = nullptr;
       }
@@ -995,7 +1007,7 @@ using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUte
 // not have (T::kHasKernels; launch_with_plan never asks for one).
 template <class T, bool kPromote, bool kBlockScales, Fp8Format kA, Fp8Format kB>
 KernelFunction select_units(Units units) {
-  if constexpr (T::kHasKernels == TileKernels::kWidePlain) {
+  if constexpr (T::kWide) {
     if constexpr (kBlockScales && !kPromote) {
       return nullptr;
     } else {
@@ -1050,8 +1062,7 @@ int max_active_clusters() {
     const KernelFunction kernel =
         T::kHasKernels == TileKernels::kBlockScalesOrGroups
             ? select_kernel<T, true, true>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles)
-        : T::kHasKernels == TileKernels::kWidePlain
-            ? select_kernel<T, false, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles)
+        : T::kWide ? select_kernel<T, false, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles)
         : T::kHasKernels == TileKernels::kGroupedSharingB
             ? select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kGroupedTiles)
             : select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles);
@@ -1069,7 +1080,7 @@ DStore choose_d_store(const GemmArgs& args);  // below: how the consumers write 
 struct LaunchPlan {
   bool small_tile = false;   // SmallTile (M <= kSmallTileMaxM, or split M <= kSmallTileMaxSplitM)
   bool medium_tile = false;  // MediumTile (M <= kMediumTileMaxM: see plan_launch)
-  bool wide_tile = false;    // WideTile (unsplit, no column vector, no more rounds: see kWideTileRoundSlack)
+  bool wide_tile = false;    // WideTile or WideTileColumnVectors (unsplit, no more rounds: kWideTileRoundSlack)
   bool narrow_tile = false;  // NarrowTile (unsplit, fewer columns times rounds: see kNarrowTileMinGain)
   bool sharing_b = false;    // cluster along M: LargeTileSharingB, or LargeTileGroupedSharingB (masked)
   bool shares_b = false;     // T::kShareB of the tile planned: its clusters stand along M and share B's tile
@@ -1217,11 +1228,11 @@ LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = Grouped
   // not, where it stays unsplit and does not cost more in waves than it is
   // expected to gain: each cluster's units (its rounds) at most
   // kWideTileRoundSlack times half the 128 x 128 tile's (half as many units,
-  // each twice the work; the chapter measures the gain). (Not with a
-  // per-column vector in the epilogue: see the kernel's kWide.)
-  const bool column_vectors = args.bias != nullptr || args.b_scale_granularity == ScaleGranularity::kPerRow;
-  if (groups.grouping == Grouping::kNone && !column_vectors && large.slices == 1 && large.resident_clusters > 0) {
-    LaunchPlan wide = plan_launch_with<WideTile>(args, groups);
+  // each twice the work; the chapter measures the gain), a bias or B's
+  // outer-vector scales included (since issue 9 run 71: their own kernels).
+  if (groups.grouping == Grouping::kNone && large.slices == 1 && large.resident_clusters > 0) {
+    LaunchPlan wide = has_column_vectors(args) ? plan_launch_with<WideTileColumnVectors>(args, groups)
+                                               : plan_launch_with<WideTile>(args, groups);
     if (wide.slices == 1 && wide.resident_clusters > 0 &&
         static_cast<double>(2 * rounds(wide)) <= kWideTileRoundSlack * static_cast<double>(rounds(tile_128))) {
       wide.wide_tile = true;
@@ -1265,7 +1276,7 @@ std::string describe_grouped_moe_launch(const GemmArgs& args) {
                     std::to_string(plan.tile_n) + " and " + std::to_string(plan.k_blocks) + " K blocks of 128";
   if (args.split_k > 0) why += "; split_k = " + std::to_string(args.split_k) + " asked for";
   if (plan.wide_tile) {
-    why += " (128 x 256: unsplit, no per-column vector, and no more waves than half as many tiles of 128 x 128)";
+    why += " (128 x 256: unsplit, and no more waves than half as many tiles of 128 x 128)";
   }
   if (plan.small_tile && args.m > kSmallTileMaxM) {
     why += " (not 128 x 128: M <= " + std::to_string(kSmallTileMaxSplitM) + " and more than " +
@@ -1430,7 +1441,10 @@ Status launch_with_plan(const GemmArgs& args, const GroupedView& groups) {
   const LaunchPlan plan = plan_launch(args, groups);
   if (plan.small_tile) return launch_with_tile<SmallTile>(args, plan, groups);
   if (plan.medium_tile) return launch_with_tile<MediumTile>(args, plan, groups);
-  if (plan.wide_tile) return launch_with_tile<WideTile>(args, plan, groups);
+  if (plan.wide_tile) {
+    return has_column_vectors(args) ? launch_with_tile<WideTileColumnVectors>(args, plan, groups)
+                                    : launch_with_tile<WideTile>(args, plan, groups);
+  }
   if (plan.narrow_tile) return launch_with_tile<NarrowTile>(args, plan, groups);
   if (plan.sharing_b) {
     return groups.grouping == Grouping::kNone ? launch_with_tile<LargeTileSharingB>(args, plan, groups)
