@@ -183,7 +183,8 @@ __host__ __device__ inline const float* expert_b_scales(const GemmArgs& args, in
 // set of 64 accumulators, half the tile's columns: the kernel's kWidePromoted),
 // and the same again for GEMMs whose epilogue reads a vector per column, a
 // bias or B's outer-vector scales (kWideColumnVectors: kept apart so that the
-// others compile as they did without it, see the kernel's kWide).
+// others compile as they did without it, see the kernel's kWide), and the
+// grouped GEMMs without block scales (kWideGrouped, its clusters along N).
 // The 128 x 112 tile has the plain unsplit GEMMs without block scales, with
 // the cluster along M (kNarrowPlain; its tiles straddle B's 128 x 128 scale
 // blocks).
@@ -194,6 +195,7 @@ enum class TileKernels {
   kBlockScalesOrGroups,
   kWidePlain,
   kWideColumnVectors,
+  kWideGrouped,
   kPlainSharingB,
   kGroupedSharingB,
   kNarrowPlain
@@ -210,10 +212,13 @@ struct Tile {
   // cluster instead stands along M and shares B's tile, its larger operand
   // (kShareB: each block loads kBoxRowsB of B's rows for both), and so does
   // the 128 x 128 tile's kPlainSharingB and kGroupedSharingB, where that
-  // takes no more rounds.
+  // takes no more rounds. (Not the wide tile of the grouped GEMMs,
+  // kWideGrouped: in the contiguous layout two tiles of 128 rows one above the
+  // other may belong to two experts, two tiles of B.)
   static constexpr int kClusterBlocks = kCluster;
-  static constexpr bool kWide = kKernels == TileKernels::kWidePlain || kKernels == TileKernels::kWideColumnVectors;
-  static constexpr bool kShareB = kWide || kKernels == TileKernels::kPlainSharingB ||
+  static constexpr bool kWide = kN == 256;  // the 128 x 256 tile: kWidePlain, kWideColumnVectors, kWideGrouped
+  static constexpr bool kShareB = kKernels == TileKernels::kWidePlain || kKernels == TileKernels::kWideColumnVectors ||
+                                  kKernels == TileKernels::kPlainSharingB ||
                                   kKernels == TileKernels::kGroupedSharingB || kKernels == TileKernels::kNarrowPlain;
   static constexpr int kBoxRowsA = kShareB ? kM : kM / kCluster;
   static constexpr uint32_t kBoxBytesA = kBoxRowsA * kBlockK;
@@ -264,7 +269,10 @@ struct Tile {
   static constexpr size_t kStaticSharedBytesWithScales = kStaticSharedBytes + kStages * sizeof(StageScales);
 
   static_assert(kM == 64 || kM == 128, "64 rows per consumer warpgroup, one or two of them");
-  static_assert(kN == 64 || kN == 128 || (kN == 256 && kWide) || (kN == 112 && kKernels == TileKernels::kNarrowPlain),
+  static_assert(kN == 64 || kN == 128 ||
+                    (kN == 256 && (kKernels == TileKernels::kWidePlain || kKernels == TileKernels::kWideColumnVectors ||
+                                   kKernels == TileKernels::kWideGrouped)) ||
+                    (kN == 112 && kKernels == TileKernels::kNarrowPlain),
                 "the N of wgmma_m64nk32 (256: the wide tile's; 112: the narrow tile's)");
   static_assert(kCluster == 1 || kCluster == 2, "clusters of one block or two");
   static_assert(kGroupRows >= 1 && kGroupHeight % kClusterTileRows == 0,
@@ -296,6 +304,9 @@ using LargeTileGroupedSharingB = Tile<128, 128, 2, TileKernels::kGroupedSharingB
 using WideTile = Tile<128, 256, 2, TileKernels::kWidePlain>;
 // Its kernels for GEMMs with a bias or B's outer-vector scales (issue 9 run 71).
 using WideTileColumnVectors = Tile<128, 256, 2, TileKernels::kWideColumnVectors>;
+// And for the grouped GEMMs without block scales or a vector per column,
+// clusters side by side along N sharing A (issue 12 run 70).
+using WideGroupedTile = Tile<128, 256, 2, TileKernels::kWideGrouped>;
 // Whether the epilogue reads a vector per column of D: which of the two the
 // wide tile's GEMM takes.
 inline bool has_column_vectors(const GemmArgs& args) {
@@ -950,13 +961,14 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         warpgroup_through_rows = through_rows || (through_tma && valid_rows < 64);
       }
       ConstantScales b_scales = kUnits == Units::kGroupedTiles ? unit_b_scales : unit_b_scales_of(u);
-      if constexpr (T::kHasKernels == TileKernels::kWidePlain) {
+      if constexpr (T::kHasKernels == TileKernels::kWidePlain || T::kHasKernels == TileKernels::kWideGrouped) {
         // The wide tile's GEMMs with a bias or B's outer-vector scales go to
         // WideTileColumnVectors' kernels, which read them 128 columns at a
         // time (apply_epilogue); here they are a constant nullptr. Compiled
         // with those loads, these kernels kept the same registers but ptxas
         // scheduled their main loop differently, and the promoted GEMMs
-        // without a vector ran 1-2 % slower (issue 9 run 71, an H100).
+        // without a vector ran 1-2 % slower (issue 9 run 71, an H100). The
+        // grouped ones never take a vector per column (plan_launch).
         unit_args.bias = nullptr;
         b_scales.rows = nullptr;
       }
@@ -1007,7 +1019,10 @@ using KernelFunction = void (*)(const CUtensorMap, const CUtensorMap, const CUte
 // not have (T::kHasKernels; launch_with_plan never asks for one).
 template <class T, bool kPromote, bool kBlockScales, Fp8Format kA, Fp8Format kB>
 KernelFunction select_units(Units units) {
-  if constexpr (T::kWide) {
+  if constexpr (T::kHasKernels == TileKernels::kWideGrouped) {
+    if (kBlockScales || units != Units::kGroupedTiles) return nullptr;
+    return grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kGroupedTiles>;
+  } else if constexpr (T::kWide) {
     if constexpr (kBlockScales && !kPromote) {
       return nullptr;
     } else {
@@ -1062,10 +1077,10 @@ int max_active_clusters() {
     const KernelFunction kernel =
         T::kHasKernels == TileKernels::kBlockScalesOrGroups
             ? select_kernel<T, true, true>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles)
-        : T::kWide ? select_kernel<T, false, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles)
-        : T::kHasKernels == TileKernels::kGroupedSharingB
+        : T::kHasKernels == TileKernels::kGroupedSharingB || T::kHasKernels == TileKernels::kWideGrouped
             ? select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kGroupedTiles)
-            : select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles);
+        : T::kWide ? select_kernel<T, false, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles)
+                   : select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles);
     // (0 without a GPU, or without an sm_90a one: the launch says which.)
     const int clusters = sm90::max_active_clusters(kernel, T::kThreads, T::kDynamicSharedBytes, T::kClusterBlocks);
     cache = clusters > 0 ? clusters : -1;
@@ -1080,7 +1095,7 @@ DStore choose_d_store(const GemmArgs& args);  // below: how the consumers write 
 struct LaunchPlan {
   bool small_tile = false;   // SmallTile (M <= kSmallTileMaxM, or split M <= kSmallTileMaxSplitM)
   bool medium_tile = false;  // MediumTile (M <= kMediumTileMaxM: see plan_launch)
-  bool wide_tile = false;    // WideTile or WideTileColumnVectors (unsplit, no more rounds: kWideTileRoundSlack)
+  bool wide_tile = false;    // WideTile, WideTileColumnVectors or WideGroupedTile (see kWideTileRoundSlack)
   bool narrow_tile = false;  // NarrowTile (unsplit, fewer columns times rounds: see kNarrowTileMinGain)
   bool sharing_b = false;    // cluster along M: LargeTileSharingB, or LargeTileGroupedSharingB (masked)
   bool shares_b = false;     // T::kShareB of the tile planned: its clusters stand along M and share B's tile
@@ -1234,6 +1249,19 @@ LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = Grouped
     LaunchPlan wide = has_column_vectors(args) ? plan_launch_with<WideTileColumnVectors>(args, groups)
                                                : plan_launch_with<WideTile>(args, groups);
     if (wide.slices == 1 && wide.resident_clusters > 0 &&
+        static_cast<double>(2 * rounds(wide)) <= kWideTileRoundSlack * static_cast<double>(rounds(tile_128))) {
+      wide.wide_tile = true;
+      return wide;
+    }
+  }
+  // The grouped GEMMs without block scales or a vector per column, by the
+  // same rule (issue 12 run 70: DeepGEMM's contiguous shapes +2-7 % on an
+  // H100), on WideGroupedTile, whose clusters stand along N sharing A. Its
+  // units are the grouped ones: the walk and the counts as on 128 x 128.
+  if (groups.grouping != Grouping::kNone && !has_block_scales(args) && !has_column_vectors(args) &&
+      large.resident_clusters > 0 && counts_fit<WideGroupedTile>(groups)) {
+    LaunchPlan wide = plan_launch_with<WideGroupedTile>(args, groups);
+    if (wide.resident_clusters > 0 &&
         static_cast<double>(2 * rounds(wide)) <= kWideTileRoundSlack * static_cast<double>(rounds(tile_128))) {
       wide.wide_tile = true;
       return wide;
@@ -1442,6 +1470,7 @@ Status launch_with_plan(const GemmArgs& args, const GroupedView& groups) {
   if (plan.small_tile) return launch_with_tile<SmallTile>(args, plan, groups);
   if (plan.medium_tile) return launch_with_tile<MediumTile>(args, plan, groups);
   if (plan.wide_tile) {
+    if (groups.grouping != Grouping::kNone) return launch_with_tile<WideGroupedTile>(args, plan, groups);
     return has_column_vectors(args) ? launch_with_tile<WideTileColumnVectors>(args, plan, groups)
                                     : launch_with_tile<WideTile>(args, plan, groups);
   }
