@@ -430,9 +430,11 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(EpilogueTest);
 
 // Fast accumulation with the epilogue (the steps on tensor cores, the scales
 // constant along K: block scales need the promotion), ragged M and N, on a
-// shape for which step 12 takes its 128 x 256 tile of fast accumulation,
-// whose epilogue reads a bias and B's outer-vector scales 128 columns at a
-// time (the second 128 are what tensor_bias_* and outer_* check there).
+// shape for which step 12 takes its 128 x 256 tile of fast accumulation where
+// the epilogue has no vector per column (tensor_gelu_erf_e4m3: GELU, FP8 D
+// and its amax; with a bias or B's outer-vector scales a fast GEMM stays on
+// 128 x 128, and the promoted cases of EpilogueTest take the wide tile's
+// kernels with vectors).
 class FastAccumulationEpilogueTest : public EpilogueTest {};
 
 std::vector<EpilogueCase> fast_accumulation_cases() {

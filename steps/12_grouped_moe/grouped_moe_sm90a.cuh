@@ -302,7 +302,8 @@ using LargeTileGroupedSharingB = Tile<128, 128, 2, TileKernels::kGroupedSharingB
 // The wide tile, also in clusters of two (the chapter's "A wider tile for fast
 // accumulation" and "Kept: the wide tile with promotion").
 using WideTile = Tile<128, 256, 2, TileKernels::kWidePlain>;
-// Its kernels for GEMMs with a bias or B's outer-vector scales (issue 9 run 71).
+// Its kernels for promoted GEMMs with a bias or B's outer-vector scales
+// (issue 9 run 71; with fast accumulation they stay on 128 x 128).
 using WideTileColumnVectors = Tile<128, 256, 2, TileKernels::kWideColumnVectors>;
 // And for the grouped GEMMs without block scales or a vector per column,
 // clusters side by side along N sharing A (issue 12 run 70).
@@ -1023,7 +1024,11 @@ KernelFunction select_units(Units units) {
     if (kBlockScales || units != Units::kGroupedTiles) return nullptr;
     return grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, false, Units::kGroupedTiles>;
   } else if constexpr (T::kWide) {
-    if constexpr (kBlockScales && !kPromote) {
+    // No fast accumulation with block scales, nor with a vector per column:
+    // the kWideColumnVectors kernels of fast accumulation spilled (240 bytes
+    // of stack, 376 local-memory instructions), and the plan keeps those
+    // GEMMs on 128 x 128.
+    if constexpr ((kBlockScales || T::kHasKernels == TileKernels::kWideColumnVectors) && !kPromote) {
       return nullptr;
     } else {
       return units == Units::kTiles ? grouped_moe_fp8_gemm_kernel<T, kA, kB, kPromote, kBlockScales, Units::kTiles>
@@ -1079,8 +1084,9 @@ int max_active_clusters() {
             ? select_kernel<T, true, true>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles)
         : T::kHasKernels == TileKernels::kGroupedSharingB || T::kHasKernels == TileKernels::kWideGrouped
             ? select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kGroupedTiles)
-        : T::kWide ? select_kernel<T, false, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles)
-                   : select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles);
+        : T::kHasKernels == TileKernels::kWidePlain
+            ? select_kernel<T, false, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles)
+            : select_kernel<T, true, false>(Fp8Format::kE4M3, Fp8Format::kE4M3, Units::kTiles);
     // (0 without a GPU, or without an sm_90a one: the launch says which.)
     const int clusters = sm90::max_active_clusters(kernel, T::kThreads, T::kDynamicSharedBytes, T::kClusterBlocks);
     cache = clusters > 0 ? clusters : -1;
@@ -1244,8 +1250,10 @@ LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = Grouped
   // expected to gain: each cluster's units (its rounds) at most
   // kWideTileRoundSlack times half the 128 x 128 tile's (half as many units,
   // each twice the work; the chapter measures the gain), a bias or B's
-  // outer-vector scales included (since issue 9 run 71: their own kernels).
-  if (groups.grouping == Grouping::kNone && large.slices == 1 && large.resident_clusters > 0) {
+  // outer-vector scales included (since issue 9 run 71: their own kernels,
+  // promoted only).
+  if (groups.grouping == Grouping::kNone && large.slices == 1 && large.resident_clusters > 0 &&
+      !(has_column_vectors(args) && args.fast_accumulation)) {
     LaunchPlan wide = has_column_vectors(args) ? plan_launch_with<WideTileColumnVectors>(args, groups)
                                                : plan_launch_with<WideTile>(args, groups);
     if (wide.slices == 1 && wide.resident_clusters > 0 &&
