@@ -38,7 +38,9 @@
 // the groups: six stages for the GEMMs without block scales where static
 // shared memory allows (grouped ones of up to 256 experts), a 128 x 256 tile
 // for the plain unsplit GEMMs (WideTile; with promotion, in two halves a K
-// block), and a 128 x 64 tile for plain GEMMs of up to 128 rows (MediumTile).
+// block; WideTileColumnVectors with a bias or B's outer-vector scales) and the
+// grouped ones without block scales (WideGroupedTile), and a 128 x 64 tile
+// for plain GEMMs of up to 128 rows (MediumTile).
 //
 // Requires sm_90a; the chapter (README.md) explains every piece.
 //
