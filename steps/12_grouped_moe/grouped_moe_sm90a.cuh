@@ -183,9 +183,10 @@ __host__ __device__ inline const float* expert_b_scales(const GemmArgs& args, in
 // 128 x 256 tile has only plain unsplit GEMMs
 // (kWidePlain; with promotion, its 128 totals a thread leave room for one
 // set of 64 accumulators, half the tile's columns: the kernel's kWidePromoted),
-// and the same again for GEMMs whose epilogue reads a vector per column, a
-// bias or B's outer-vector scales (kWideColumnVectors: kept apart so that the
-// others compile as they did without it, see the kernel's kWide), and the
+// and the promoted ones again for GEMMs whose epilogue reads a vector per
+// column, a bias or B's outer-vector scales (kWideColumnVectors: kept apart so
+// that the others compile as they did without it; see the kernel's epilogue,
+// where kWidePlain sets both to null), and the
 // grouped GEMMs without block scales (kWideGrouped, its clusters along N).
 // The 128 x 112 tile has the plain unsplit GEMMs without block scales, with
 // the cluster along M (kNarrowPlain; its tiles straddle B's 128 x 128 scale
