@@ -1255,12 +1255,15 @@ LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = Grouped
   // each twice the work; the chapter measures the gain), a bias or B's
   // outer-vector scales included (since issue 9 run 71: their own kernels,
   // promoted only).
+  const auto wide_pays = [&](const LaunchPlan& wide) {
+    return wide.slices == 1 && wide.resident_clusters > 0 &&
+           static_cast<double>(2 * rounds(wide)) <= kWideTileRoundSlack * static_cast<double>(rounds(tile_128));
+  };
   if (groups.grouping == Grouping::kNone && large.slices == 1 && large.resident_clusters > 0 &&
       !(has_column_vectors(args) && args.fast_accumulation)) {
     LaunchPlan wide = has_column_vectors(args) ? plan_launch_with<WideTileColumnVectors>(args, groups)
                                                : plan_launch_with<WideTile>(args, groups);
-    if (wide.slices == 1 && wide.resident_clusters > 0 &&
-        static_cast<double>(2 * rounds(wide)) <= kWideTileRoundSlack * static_cast<double>(rounds(tile_128))) {
+    if (wide_pays(wide)) {
       wide.wide_tile = true;
       return wide;
     }
@@ -1268,12 +1271,12 @@ LaunchPlan plan_launch(const GemmArgs& args, const GroupedView& groups = Grouped
   // The grouped GEMMs without block scales or a vector per column, by the
   // same rule (issue 12 run 70: DeepGEMM's contiguous shapes +2-7 % on an
   // H100), on WideGroupedTile, whose clusters stand along N sharing A. Its
-  // units are the grouped ones: the walk and the counts as on 128 x 128.
+  // units are the grouped ones: the walk and the counts as on 128 x 128 (a
+  // grouped plan has one slice).
   if (groups.grouping != Grouping::kNone && !has_block_scales(args) && !has_column_vectors(args) &&
       large.resident_clusters > 0 && counts_fit<WideGroupedTile>(groups)) {
     LaunchPlan wide = plan_launch_with<WideGroupedTile>(args, groups);
-    if (wide.resident_clusters > 0 &&
-        static_cast<double>(2 * rounds(wide)) <= kWideTileRoundSlack * static_cast<double>(rounds(tile_128))) {
+    if (wide_pays(wide)) {
       wide.wide_tile = true;
       return wide;
     }
