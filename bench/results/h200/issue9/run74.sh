@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 C=/tmp/c74
 mkdir -p $C && tar -xJf build-carry/carry74.tar.xz -C $C
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv
-export FP8GEMM_REQUIRE_GPU=1
+export FP8GEMM_REQUIRE_GPU=1 LD_LIBRARY_PATH=$C/F
 shape="--m 4096 --n 4096 --k 4096"
 for ep in none bias_gelu; do
   timeout 120 ncu --clock-control none --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
