@@ -3,7 +3,7 @@
 # (what run75.sh unpacks): S = the checkout's step 12 alone (the 128 x 256 tile's bias and B's outer-vector
 # scales copied into shared memory while the main loop runs): fp8gemm_bench, fp8gemm, test_epilogue_gpu,
 # test_exact_gpu; the test program of GPU mutants 166 and 167, each built with its patch (M/<name>/); and
-# N = run 72's fp8gemm_bench and fp8gemm (c7020b4, whose step 12 kernels for these GEMMs are the landed ones
+# N = run 72's fp8gemm_bench (c7020b4, whose step 12 kernels for these GEMMs are the landed ones
 # before this change), taken from build-carry/carry72.tar.xz of ../issue11/run72_build.sh. About 20 minutes on
 # two cores.
 # Usage: bash bench/results/h200/issue9/run75_build.sh [WORK_DIR]
@@ -21,8 +21,8 @@ tree_of() {  # step 12 alone, as the checkout has it
   cp "$repo"/steps/CMakeLists.txt "$repo"/steps/*.sh "$tree/steps/"
   cp -r "$repo/steps/12_grouped_moe" "$tree/steps/"
 }
-tar -xJf "$repo/build-carry/carry72.tar.xz" -C "$work/c72" N/fp8gemm_bench N/fp8gemm N_commit
-cp "$work/c72/N/fp8gemm_bench" "$work/c72/N/fp8gemm" "$work/pack/N/"
+tar -xJf "$repo/build-carry/carry72.tar.xz" -C "$work/c72" N/fp8gemm_bench N_commit
+cp "$work/c72/N/fp8gemm_bench" "$work/pack/N/"
 cp "$work/c72/N_commit" "$work/pack/N_commit"
 tree_of "$work/S"
 cmake -G Ninja -S "$work/S" -B "$work/S/build" -DFP8GEMM_GIT_COMMIT="$commit" > "$work/S/cmake.log"
