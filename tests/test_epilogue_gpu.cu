@@ -20,7 +20,6 @@
 #include <cstring>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "common/api/cuda_check.h"
@@ -184,32 +183,18 @@ struct Launch {
   float amax = 0.0f;
 };
 
-// A vector that starts `offset` elements into its device buffer: after
-// `offset` zeros, so that its pointer is off a 16-byte boundary for offset 1.
-template <typename T>
-std::vector<T> shifted(std::vector<T> values, int offset) {
-  values.insert(values.begin(), static_cast<size_t>(offset), T{});
-  return values;
-}
-
-// `vector_offset`: the bias and B's outer-vector scales start that many
-// elements into their buffers (cudaMalloc's are 256-byte aligned).
 Launch launch_case(const EpilogueCase& c, const Problem& p, int split_k,
-                   SplitKReduction reduction = SplitKReduction::kAuto, bool fast_accumulation = false,
-                   int vector_offset = 0) {
+                   SplitKReduction reduction = SplitKReduction::kAuto, bool fast_accumulation = false) {
   const Variant& v = c.variant;
   const GemmShape& s = c.shape;
   const DeviceBuffer<uint8_t> a = test_support::upload_operand(p.a, s.k);
   const DeviceBuffer<uint8_t> b = test_support::upload_operand(p.b, s.k);
   const DeviceBuffer<float> a_scales = upload(p.a.scales);
-  const int b_offset = v.b_scales == kRow ? vector_offset : 0;
-  const DeviceBuffer<float> b_scales = upload(shifted(p.b.scales, b_offset));
+  const DeviceBuffer<float> b_scales = upload(p.b.scales);
   std::vector<uint16_t> bias_bf16;
   for (float x : p.bias) bias_bf16.push_back(float_to_bf16_bits(x));
-  const DeviceBuffer<float> bias_f32 =
-      upload(shifted(p.bias.empty() ? std::vector<float>{0.0f} : p.bias, vector_offset));
-  const DeviceBuffer<uint16_t> bias_b16 =
-      upload(shifted(bias_bf16.empty() ? std::vector<uint16_t>{0} : bias_bf16, vector_offset));
+  const DeviceBuffer<float> bias_f32 = upload(p.bias.empty() ? std::vector<float>{0.0f} : p.bias);
+  const DeviceBuffer<uint16_t> bias_b16 = upload(bias_bf16.empty() ? std::vector<uint16_t>{0} : bias_bf16);
 
   const float d_scale = fp8_d_scale(c);
   // Rows of D on 16-byte boundaries, as the Hopper steps need them: FP8 D
@@ -230,11 +215,10 @@ Launch launch_case(const EpilogueCase& c, const Problem& p, int split_k,
   args.a_scale_granularity = v.a_scales;
   args.b_scale_granularity = v.b_scales;
   if (a_device) args.a_scales = a_scales.get();
-  if (b_device) args.b_scales = b_scales.get() + b_offset;
+  if (b_device) args.b_scales = b_scales.get();
   if (v.bias) {
     args.bias_type = v.bias_type;
-    args.bias = v.bias_type == BiasType::kBF16 ? static_cast<const void*>(bias_b16.get() + vector_offset)
-                                               : bias_f32.get() + vector_offset;
+    args.bias = v.bias_type == BiasType::kBF16 ? static_cast<const void*>(bias_b16.get()) : bias_f32.get();
   }
   args.activation = v.activation;
   if (is_fp8_output(v.out)) {
@@ -443,68 +427,6 @@ std::string case_name(const ::testing::TestParamInfo<EpilogueCase>& info) {
 
 INSTANTIATE_TEST_SUITE_P(EveryStep, EpilogueTest, ::testing::ValuesIn(every_case()), case_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(EpilogueTest);
-
-// The bias and B's outer-vector scales at pointers on a 16-byte boundary and
-// one element past it, on shapes where step 12 takes its 128 x 256 tile with
-// about two units per cluster. That tile's kernels copy a unit's vectors into
-// shared memory while its main loop runs, 16 bytes at a time where the
-// pointer allows it (zeros past N: N = 8190 and 8188 end in a partial copy of
-// the BF16 bias, 8190 in one of the FP32 scales too), each thread its own
-// entries otherwise, into two buffers that alternate between units: a unit
-// reading the other unit's buffer, or a copy of the wrong columns, fails here.
-struct ColumnVectorCase {
-  EpilogueCase c;
-  int vector_offset;
-};
-
-void PrintTo(const ColumnVectorCase& c, std::ostream* out) {
-  PrintTo(c.c, out);
-  *out << " vectors offset " << c.vector_offset;
-}
-
-std::vector<ColumnVectorCase> column_vector_cases() {
-  // (BF16 D needs N % 8 == 0 for rows on 16-byte boundaries; FP8 D gets a padded ldd.)
-  const std::vector<std::pair<std::string, GemmShape>> picks = {{"outer_bias_gelu_e5m2", {1024, 8190, 256}},
-                                                                {"block_bias_gelu_erf_fp32", {1024, 8188, 256}},
-                                                                {"agroup_brow_bias_bf16", {1024, 8184, 256}}};
-  std::vector<ColumnVectorCase> cases;
-  for (const StepInfo& step : registered_steps()) {
-    for (const Variant& v : variants()) {
-      for (const auto& [name, pick] : picks) {
-        if (v.name != name || !accepts(step.constraints, v)) continue;
-        GemmShape shape = pick;
-        shape.d_type = v.out;
-        for (int offset : {0, 1}) cases.push_back({{step, v, shape}, offset});
-      }
-    }
-  }
-  return cases;
-}
-
-class ColumnVectorTest : public ::testing::TestWithParam<ColumnVectorCase> {
- protected:
-  void SetUp() override {
-    if (!test_support::require_step_gpu_or_skip(GetParam().c.step)) return;
-    test_support::record_run_seed();
-  }
-};
-
-TEST_P(ColumnVectorTest, MatchesTheReferenceWithTheVectorsAnywhere) {
-  const ColumnVectorCase& cv = GetParam();
-  const Problem p = make_problem(cv.c);
-  expect_matches_reference(cv.c, p,
-                           launch_case(cv.c, p, /*split_k=*/0, SplitKReduction::kAuto, false, cv.vector_offset),
-                           cv.c.step.folder + " " + cv.c.variant.name + " " + gemm_shape_name(cv.c.shape) +
-                               " vectors offset " + std::to_string(cv.vector_offset));
-}
-
-INSTANTIATE_TEST_SUITE_P(EveryStep, ColumnVectorTest, ::testing::ValuesIn(column_vector_cases()),
-                         [](const ::testing::TestParamInfo<ColumnVectorCase>& info) {
-                           const EpilogueCase& c = info.param.c;
-                           return c.step.folder + "_" + c.variant.name + "_" + gemm_shape_name(c.shape) + "_offset" +
-                                  std::to_string(info.param.vector_offset);
-                         });
-GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ColumnVectorTest);
 
 // Fast accumulation with the epilogue (the steps on tensor cores, the scales
 // constant along K: block scales need the promotion), ragged M and N, on a

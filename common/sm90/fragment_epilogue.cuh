@@ -112,121 +112,10 @@ __device__ __forceinline__ void load_tile_columns(float (&values)[kBlockN / 4], 
 /// outer-vector scales): every load first, then the arithmetic (32 loads in
 /// flight a thread: one L2 latency a tile, 64 more registers live; a
 /// 256-column tile in two chunks of 128 columns, two latencies), or a
-/// column at a time (a latency per column, no extra registers), or from
-/// shared memory, where stage_column_vectors() copied them while the tile's
-/// main loop ran (no L2 latency in the epilogue). Step 10's split
-/// block-scaled kernels keep the second: with the first, ptxas spills in
-/// them (5 local-memory instructions); step 12's 128 x 256 tile takes the
-/// third, every other step the first.
-enum class ColumnLoads { kAllFirst, kOneAtATime, kFromShared };
-
-/// A tile's per-column vectors in shared memory (stage_column_vectors):
-/// entry c of each is column first_col + c of D. `scales` (B's outer-vector
-/// scales, FP32) and `bias` (args.bias_type) are nullptr where the GEMM has
-/// none; entries past N are zeros.
-struct SharedColumnVectors {
-  const float* scales = nullptr;
-  const void* bias = nullptr;
-  int first_col = 0;
-};
-
-/// Shared-memory bytes for one tile's vectors: kBlockN FP32 scales, then
-/// kBlockN bias entries of at most 4 bytes.
-template <int kBlockN>
-inline constexpr int kColumnVectorBytes = 2 * kBlockN * 4;
-
-/// Whether stage_column_vectors() may copy a GEMM's vectors 16 bytes at a
-/// time with cp.async, whose 16-byte copies want 16-byte aligned sources.
-/// (The tile's first column is a multiple of kBlockN, so the vector's own
-/// pointer decides.)
-__device__ __forceinline__ bool column_vectors_copy_whole(const void* bias, const float* scales) {
-  return (reinterpret_cast<uintptr_t>(bias) | reinterpret_cast<uintptr_t>(scales)) % 16 == 0;
-}
-
-/// One 16-byte cp.async (global to shared, through the L2 only), of which
-/// the first `valid_bytes` come from `src` and the rest are zeros.
-__device__ __forceinline__ void copy_16_bytes_async(uint32_t dst, const void* src, uint32_t valid_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid_bytes) : "memory");
-}
-
-/// Starts the copy of the tile's vectors (columns first_col .. first_col +
-/// kBlockN - 1 of args.bias and of `scale_rows`, B's outer-vector scales or
-/// nullptr) into `buffer` (kColumnVectorBytes), by the kThreads threads that
-/// will read them, `thread` being this one's number among them. With
-/// `whole` (column_vectors_copy_whole) each thread starts at most one
-/// asynchronous 16-byte copy per vector and goes on: the caller waits with
-/// cp.async.wait_all and a barrier of the kThreads before reading. Without,
-/// each thread loads its entries and stores them itself (a pointer off a
-/// 16-byte boundary: an L2 latency here, at the unit's start). Entries past
-/// N are zeros either way.
-template <int kBlockN, int kThreads>
-__device__ __forceinline__ void stage_column_vectors(uint8_t* buffer, const GemmArgs& args, const float* scale_rows,
-                                                     int first_col, int thread, bool whole) {
-  const int n = static_cast<int>(args.n);
-  uint8_t* const bias_buffer = buffer + kBlockN * 4;
-  const int bias_bytes = args.bias_type == BiasType::kBF16 ? 2 : 4;
-  if (whole) {
-    const auto copy = [&](uint8_t* dst, const void* vector, int element_bytes, int chunk) {
-      const int col = first_col + chunk * 16 / element_bytes;
-      const int valid = std::min(std::max(n - col, 0) * element_bytes, 16);
-      // (A chunk wholly past N reads nothing; its address is the vector's start.)
-      const char* src = static_cast<const char*>(vector) + (valid > 0 ? static_cast<size_t>(col) * element_bytes : 0);
-      copy_16_bytes_async(static_cast<uint32_t>(__cvta_generic_to_shared(dst + chunk * 16)), src,
-                          static_cast<uint32_t>(valid));
-    };
-    for (int chunk = thread; chunk < kBlockN * 4 / 16; chunk += kThreads) {
-      if (scale_rows != nullptr) copy(buffer, scale_rows, 4, chunk);
-    }
-    for (int chunk = thread; chunk < kBlockN * bias_bytes / 16; chunk += kThreads) {
-      if (args.bias != nullptr) copy(bias_buffer, args.bias, bias_bytes, chunk);
-    }
-    return;
-  }
-  for (int c = thread; c < kBlockN; c += kThreads) {
-    const int col = first_col + c;
-    const bool inside = col < n;
-    if (scale_rows != nullptr) reinterpret_cast<float*>(buffer)[c] = inside ? scale_rows[col] : 0.0f;
-    if (args.bias != nullptr && bias_bytes == 2) {
-      reinterpret_cast<uint16_t*>(bias_buffer)[c] = inside ? static_cast<const uint16_t*>(args.bias)[col] : 0;
-    } else if (args.bias != nullptr) {
-      reinterpret_cast<uint32_t*>(bias_buffer)[c] = inside ? static_cast<const uint32_t*>(args.bias)[col] : 0u;
-    }
-  }
-}
-
-/// Waits until this thread's copies of stage_column_vectors() have landed
-/// (the other threads' need the caller's barrier after it).
-__device__ __forceinline__ void wait_for_column_vectors() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
-
-/// The SharedColumnVectors of a buffer filled by stage_column_vectors().
-__device__ __forceinline__ SharedColumnVectors shared_column_vectors(const uint8_t* buffer, int block_n,
-                                                                     const GemmArgs& args, const float* scale_rows,
-                                                                     int first_col) {
-  SharedColumnVectors v;
-  v.scales = scale_rows != nullptr ? reinterpret_cast<const float*>(buffer) : nullptr;
-  v.bias = args.bias != nullptr ? buffer + block_n * 4 : nullptr;
-  v.first_col = first_col;
-  return v;
-}
-
-/// This thread's kChunkN / 4 entries of a staged vector (entry 2j + c:
-/// column col0 + 8j + c, col0 even), read as pairs: one 8-byte load of FP32
-/// or one 4-byte load of two BF16 per pair.
-template <int kChunkN, class T>
-__device__ __forceinline__ void read_shared_columns(float (&values)[kChunkN / 4], const T* staged, int offset) {
-#pragma unroll
-  for (int j = 0; j < kChunkN / 8; ++j) {
-    if constexpr (std::is_same_v<T, uint16_t>) {
-      const uint32_t pair = *reinterpret_cast<const uint32_t*>(staged + offset + 8 * j);
-      values[2 * j] = __uint_as_float(pair << 16);
-      values[2 * j + 1] = __uint_as_float(pair & 0xffff0000u);
-    } else {
-      const float2 pair = *reinterpret_cast<const float2*>(staged + offset + 8 * j);
-      values[2 * j] = pair.x;
-      values[2 * j + 1] = pair.y;
-    }
-  }
-}
+/// column at a time (a latency per column, no extra registers). Step 10's
+/// split block-scaled kernels keep the second: with the first, ptxas spills
+/// in them (5 local-memory instructions); every other step takes the first.
+enum class ColumnLoads { kAllFirst, kOneAtATime };
 
 /// The epilogue's arithmetic, in place on this thread's kBlockN / 2 sums (the wgmma
 /// fragment layout, see wgmma_m64n128k32: value 4j + 2h + c is row row0 + 8h,
@@ -241,7 +130,7 @@ __device__ __forceinline__ void read_shared_columns(float (&values)[kChunkN / 4]
 template <int kBlockN, ColumnLoads kColumnLoads = ColumnLoads::kAllFirst>
 __device__ __forceinline__ void apply_epilogue(float (&acc)[kBlockN / 2], const GemmArgs& args,
                                                const ConstantScales& a_scales, const ConstantScales& b_scales, int row0,
-                                               int col0, const SharedColumnVectors& staged = {}) {
+                                               int col0) {
   const int last_row = static_cast<int>(args.m) - 1, last_col = static_cast<int>(args.n) - 1;
   float row_factor[2];  // s_A of the row times B's per-tensor part
 #pragma unroll
@@ -273,26 +162,17 @@ __device__ __forceinline__ void apply_epilogue(float (&acc)[kBlockN / 2], const 
     for (int chunk = 0; chunk < kBlockN / kChunkN; ++chunk) {
       const int chunk_col0 = col0 + chunk * kChunkN;
       float col_scale[kChunkN / 4], bias[kChunkN / 4];  // entry 2j + c: column chunk_col0 + 8j + c
-      const int staged_offset = chunk_col0 - staged.first_col;
-      if (b_scales.rows == nullptr) {  // B's rows are D's columns
+      if (b_scales.rows != nullptr) {                   // B's rows are D's columns
+        load_tile_columns<kChunkN>(col_scale, b_scales.rows, chunk_col0, last_col);
+      } else {
 #pragma unroll
         for (int i = 0; i < kChunkN / 4; ++i) col_scale[i] = 1.0f;
-      } else if constexpr (kColumnLoads == ColumnLoads::kFromShared) {
-        read_shared_columns<kChunkN>(col_scale, staged.scales, staged_offset);
-      } else {
-        load_tile_columns<kChunkN>(col_scale, b_scales.rows, chunk_col0, last_col);
       }
       if (args.bias == nullptr) {
 #pragma unroll
         for (int i = 0; i < kChunkN / 4; ++i) bias[i] = 0.0f;
       } else if (args.bias_type == BiasType::kBF16) {
-        if constexpr (kColumnLoads == ColumnLoads::kFromShared) {
-          read_shared_columns<kChunkN>(bias, static_cast<const uint16_t*>(staged.bias), staged_offset);
-        } else {
-          load_tile_columns<kChunkN>(bias, static_cast<const uint16_t*>(args.bias), chunk_col0, last_col);
-        }
-      } else if constexpr (kColumnLoads == ColumnLoads::kFromShared) {
-        read_shared_columns<kChunkN>(bias, static_cast<const float*>(staged.bias), staged_offset);
+        load_tile_columns<kChunkN>(bias, static_cast<const uint16_t*>(args.bias), chunk_col0, last_col);
       } else {
         load_tile_columns<kChunkN>(bias, static_cast<const float*>(args.bias), chunk_col0, last_col);
       }

@@ -333,7 +333,6 @@ constexpr int kAmaxBarrier = 1;      // the named barrier of the consumers' amax
 constexpr int kStoreBarrier = 2;     // + w: warpgroup w's, around its TMA store
 constexpr int kPartialBarrier = 4;   // the consumers', around a split-K unit's count
 constexpr int kRowsBarrier = 5;      // + w: warpgroup w's, counting its valid rows (contiguous layout)
-constexpr int kVectorsBarrier = 7;   // + w: warpgroup w's, before it reads its unit's staged column vectors
 // The register budgets with two consumer warpgroups (setmaxnreg): the
 // producer's single TMA thread and scale loader need few. 56, not step 10's
 // 48: the scale loader's look-ahead (kScalesAhead) spilled 4 bytes in 48
@@ -380,16 +379,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   __shared__ float amax_scratch[kConsumerWarps];
   __shared__ bool last_block;                         // split-K: this block was the last of its tile's slices
   __shared__ int expert_rows[T::kMaxGroupedExperts];  // masked layout: each expert's valid rows, in [0, capacity]
-  // The 128 x 256 tile's bias and B's outer-vector scales (kWideColumnVectors):
-  // each warpgroup's copy of a unit's, in two buffers that take turns, so that
-  // the next unit's copy never lands in the one this unit's epilogue reads.
-  constexpr bool kStagedVectors = T::kHasKernels == TileKernels::kWideColumnVectors;
-  constexpr int kVectorBuffers = kStagedVectors ? 2 * kConsumerWarpgroups : 1;
-  __shared__ alignas(16) uint8_t column_vectors[kVectorBuffers][kStagedVectors ? kColumnVectorBytes<kBlockN> : 16];
   static_assert(T::kDynamicSharedBytes + sizeof(full_barrier) + sizeof(empty_barrier) + sizeof(amax_scratch) +
                         sizeof(last_block) + (kBlockScales ? sizeof(stage_scales) : 0) +
-                        (kUnits == Units::kGroupedTiles ? sizeof(expert_rows) : 0) +
-                        (kStagedVectors ? sizeof(column_vectors) : 0) <=
+                        (kUnits == Units::kGroupedTiles ? sizeof(expert_rows) : 0) <=
                     kMaxSharedBytesPerBlock,
                 "the tile's ring, D's buffer and these arrays must fit in 227 KB");
   // (cuobjdump -res-usage reports more static shared memory than these arrays,
@@ -737,23 +729,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   for (int i = 0; i < walk.units; ++i) {
     const Unit u = warp_unit_of(walk, i);
     if (u.padding) continue;
-    // The wide tile's bias and B's outer-vector scales: their copy into
-    // shared memory starts now, and lands while the main loop runs, so that
-    // the epilogue reads them without waiting for the L2 (loaded there, two
-    // chunks of 128 columns cost two L2 latencies a tile: issue 9 run 74).
-    // Unit i's go to buffer i % 2 of the warpgroup, also a tile past M's,
-    // which nothing reads (finish returns before): the buffers then take
-    // turns, unit after unit. (The loop's own counter, already live, and the
-    // pointers' alignment tested at each unit: with a count of the copies and
-    // that test's result kept through the loop, ptxas spilled 8 bytes in the
-    // block-scaled kernels.)
-    if constexpr (kStagedVectors) {
-      stage_column_vectors<kBlockN, kWarpgroupThreads>(
-          column_vectors[2 * warpgroup + i % 2], args, unit_b_scales_of(u).rows, u.n_block * kBlockN,
-          threadIdx.x % kWarpgroupThreads,
-          column_vectors_copy_whole(args.bias,
-                                    args.b_scale_granularity == ScaleGranularity::kPerRow ? args.b_scales : nullptr));
-    }
     // Contiguous layout: thread t < 64 of the warpgroup reads the expert of
     // the warpgroup's row t now, for the epilogue to count the valid rows
     // (the load's latency hides behind the mainloop).
@@ -1001,16 +976,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         unit_args.bias = nullptr;
         b_scales.rows = nullptr;
       }
-      if constexpr (kStagedVectors) {
-        // This thread's copies have landed; after the barrier, its warpgroup's too.
-        wait_for_column_vectors();
-        named_barrier_sync(kVectorsBarrier + warpgroup, kWarpgroupThreads);
-        const SharedColumnVectors staged =
-            shared_column_vectors(column_vectors[2 * warpgroup + i % 2], kBlockN, unit_args, b_scales.rows, tile_col);
-        apply_epilogue<kBlockN, ColumnLoads::kFromShared>(sums, unit_args, a_scales, b_scales, row0, col0, staged);
-      } else {
-        apply_epilogue<kBlockN>(sums, unit_args, a_scales, b_scales, row0, col0);
-      }
+      apply_epilogue<kBlockN>(sums, unit_args, a_scales, b_scales, row0, col0);
       if (args.d_amax != nullptr) amax = fmaxf(amax, fragment_amax<kBlockN>(sums, unit_args, row0, col0));
       if (through_tma) {
         // The previous unit's boxes must have been read by the TMA before

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds issue 9 run 75's programs on the development machine and packs them as build-carry/carry75.tar.xz
-# (what run75.sh unpacks): S = the checkout's step 12 alone (the 128 x 256 tile's bias and B's outer-vector
-# scales copied into shared memory while the main loop runs): fp8gemm_bench, fp8gemm, test_epilogue_gpu,
-# test_exact_gpu; the test program of GPU mutants 166 and 167, each built with its patch (M/<name>/); and
+# (what run75.sh unpacks): S = the checkout's step 12 alone with run75_staged_vectors.patch (the 128 x 256
+# tile's bias and B's outer-vector scales copied into shared memory while the main loop runs; ColumnVectorTest;
+# mutants 166 and 167. Landed as ba22bbc, then taken back out of main as this patch, since no device could be
+# started to run it): fp8gemm_bench, fp8gemm, test_epilogue_gpu, test_exact_gpu; the test program of GPU
+# mutants 166 and 167 (from the patch), each built with its mutant patch on S (M/<name>/); and
 # N = run 72's fp8gemm_bench (c7020b4, whose step 12 kernels for these GEMMs are the landed ones
 # before this change), taken from build-carry/carry72.tar.xz of ../issue11/run72_build.sh. About 20 minutes on
 # two cores.
@@ -20,12 +22,13 @@ tree_of() {  # step 12 alone, as the checkout has it
   for x in "$repo"/bench/*; do [ "$(basename "$x")" = results ] || cp -r "$x" "$tree/bench/"; done
   cp "$repo"/steps/CMakeLists.txt "$repo"/steps/*.sh "$tree/steps/"
   cp -r "$repo/steps/12_grouped_moe" "$tree/steps/"
+  patch -s -p1 -d "$tree" < "$here/run75_staged_vectors.patch"
 }
 tar -xJf "$repo/build-carry/carry72.tar.xz" -C "$work/c72" N/fp8gemm_bench N_commit
 cp "$work/c72/N/fp8gemm_bench" "$work/pack/N/"
 cp "$work/c72/N_commit" "$work/pack/N_commit"
 tree_of "$work/S"
-cmake -G Ninja -S "$work/S" -B "$work/S/build" -DFP8GEMM_GIT_COMMIT="$commit" > "$work/S/cmake.log"
+cmake -G Ninja -S "$work/S" -B "$work/S/build" -DFP8GEMM_GIT_COMMIT="$commit+staged-vectors" > "$work/S/cmake.log"
 targets="bench/fp8gemm_bench bench/fp8gemm tests/test_epilogue_gpu tests/test_exact_gpu"
 # shellcheck disable=SC2086
 ninja -C "$work/S/build" -j2 $targets > "$work/S/build.log"
@@ -34,7 +37,7 @@ echo "S built ($commit)"
 for name in 166_s12_staged_vectors_read_other_buffer 167_s12_staged_vectors_fallback_one_column_on; do
   tree=$work/$name
   tree_of "$tree"
-  sed -n '/^diff --git/,$p' "$repo/tests/mutants/$name.patch" | patch -s -p1 -d "$tree"
+  sed -n '/^diff --git/,$p' "$work/S/tests/mutants/$name.patch" | patch -s -p1 -d "$tree"
   cmake -G Ninja -S "$tree" -B "$tree/build" -DFP8GEMM_GIT_COMMIT="$commit+mutant-${name%%_*}" > "$tree/cmake.log"
   mkdir -p "$work/pack/M/$name"
   ninja -C "$tree/build" -j2 tests/test_epilogue_gpu > "$tree/build.log"
