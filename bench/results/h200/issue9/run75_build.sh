@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds issue 9 run 75's programs on the development machine and packs them as build-carry/carry75.tar.xz
-# (what run75.sh unpacks): S = the checkout's step 12 alone with run75_staged_vectors.patch (the 128 x 256
+# (run77_pack.sh repacks it with run 76's for run77.sh): S = the checkout's step 12 alone with run75_staged_vectors.patch (the 128 x 256
 # tile's bias and B's outer-vector scales copied into shared memory while the main loop runs; ColumnVectorTest;
 # mutants 166 and 167. Landed as ba22bbc, then taken back out of main as this patch, since no device could be
 # started to run it): fp8gemm_bench, fp8gemm, test_epilogue_gpu, test_exact_gpu; the test program of GPU
@@ -15,19 +15,10 @@ repo=$(cd "$here/../../../.." && pwd)
 work=${1:-/tmp/run75_build}
 commit=$(git -C "$repo" rev-parse --short HEAD)
 rm -rf "$work" && mkdir -p "$work/pack/S" "$work/pack/M" "$work/pack/N" "$work/c72"
-tree_of() {  # step 12 alone, as the checkout has it
-  local tree=$1
-  mkdir -p "$tree/steps" "$tree/bench"
-  for x in CMakeLists.txt CMakePresets.json README.md common docs examples package pytorch tests; do cp -r "$repo/$x" "$tree/"; done
-  for x in "$repo"/bench/*; do [ "$(basename "$x")" = results ] || cp -r "$x" "$tree/bench/"; done
-  cp "$repo"/steps/CMakeLists.txt "$repo"/steps/*.sh "$tree/steps/"
-  cp -r "$repo/steps/12_grouped_moe" "$tree/steps/"
-  patch -s -p1 -d "$tree" < "$here/run75_staged_vectors.patch"
-}
 tar -xJf "$repo/build-carry/carry72.tar.xz" -C "$work/c72" N/fp8gemm_bench N_commit
 cp "$work/c72/N/fp8gemm_bench" "$work/pack/N/"
 cp "$work/c72/N_commit" "$work/pack/N_commit"
-tree_of "$work/S"
+bash "$repo/bench/step_alone_tree.sh" "$work/S" 12_grouped_moe "$here/run75_staged_vectors.patch"
 cmake -G Ninja -S "$work/S" -B "$work/S/build" -DFP8GEMM_GIT_COMMIT="$commit+staged-vectors" > "$work/S/cmake.log"
 targets="bench/fp8gemm_bench bench/fp8gemm tests/test_epilogue_gpu tests/test_exact_gpu"
 # shellcheck disable=SC2086
@@ -36,8 +27,8 @@ for t in $targets; do cp "$work/S/build/$t" "$work/pack/S/"; done
 echo "S built ($commit)"
 for name in 166_s12_staged_vectors_read_other_buffer 167_s12_staged_vectors_fallback_one_column_on; do
   tree=$work/$name
-  tree_of "$tree"
-  sed -n '/^diff --git/,$p' "$work/S/tests/mutants/$name.patch" | patch -s -p1 -d "$tree"
+  bash "$repo/bench/step_alone_tree.sh" "$tree" 12_grouped_moe "$here/run75_staged_vectors.patch" \
+    "$work/S/tests/mutants/$name.patch"
   cmake -G Ninja -S "$tree" -B "$tree/build" -DFP8GEMM_GIT_COMMIT="$commit+mutant-${name%%_*}" > "$tree/cmake.log"
   mkdir -p "$work/pack/M/$name"
   ninja -C "$tree/build" -j2 tests/test_epilogue_gpu > "$tree/build.log"
@@ -48,5 +39,4 @@ cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian "$work/pack/S/"
 cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian "$work/pack/N/"
 mkdir -p "$repo/build-carry"
 tar -C "$work/pack" -cJf "$repo/build-carry/carry75.tar.xz" S M N N_commit
-cp "$here/run75.sh" "$repo/build-carry/run75.sh"
 echo "packed: $repo/build-carry/carry75.tar.xz ($(du -h "$repo/build-carry/carry75.tar.xz" | cut -f1))"
