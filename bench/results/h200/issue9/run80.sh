@@ -62,7 +62,7 @@ for cc in base none; do
   done
   pack
 done
-left=$((380 - SECONDS))
+left=$((300 - SECONDS))
 if [ $left -gt 60 ]; then
   timeout $left ncu --clock-control base --section SourceCounters --section WarpStateStats -k regex:fp8_gemm_kernel \
     --launch-skip 3 --launch-count 1 --page source --print-source sass --csv $C/fp8gemm --step 12 \
