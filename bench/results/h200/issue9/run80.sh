@@ -5,7 +5,8 @@
 # run79_build.sh). 1. Power and clock: nvidia-smi sampling every 50 ms while fp8gemm_bench runs each case
 # for 2 s (step 12 and cuBLASLt, per-tensor and block scales, none and bias + GELU). 2. Nsight Compute on
 # one launch of each block-scaled case, the SM clock locked at base (--clock-control base) and free
-# (none): if the faster one stays faster at a locked clock, the clock is not the reason.
+# (none): if the faster one stays faster at a locked clock, the clock is not the reason. 3. Step 12 and
+# cuBLASLt (per-tensor scales) at the locked clock.
 set -u
 cd "$(dirname "$0")/.."
 C=/tmp/c80
@@ -62,7 +63,17 @@ for cc in base none; do
   done
   pack
 done
-left=$((300 - SECONDS))
+# Per-tensor scales, step 12 against cuBLASLt at the locked base clock: who takes fewer cycles when
+# neither can trade power for clock (the free-clock timings say 1.00x).
+for who in "12 grouped_moe_fp8_gemm_kernel" "cublaslt nvjet|xmma|sm90_"; do
+  set -- $who
+  timeout 60 ncu --clock-control base --section SpeedOfLight -k "regex:$2" --launch-skip 3 --launch-count 1 \
+    $C/fp8gemm --step $1 --m 4096 --n 7168 --k 16384 > $R/run80_ncu_base_tensor_$1.txt 2>&1
+  echo "ncu base tensor $1 rc=$? ${SECONDS}s"
+  grep -E '^ +(Duration|Elapsed Cycles|SM Frequency) ' $R/run80_ncu_base_tensor_$1.txt | head -3 | sed 's/^ */    /'
+done
+pack
+left=$((500 - SECONDS))
 if [ $left -gt 60 ]; then
   timeout $left ncu --clock-control base --section SourceCounters --section WarpStateStats -k regex:fp8_gemm_kernel \
     --launch-skip 3 --launch-count 1 --page source --print-source sass --csv $C/fp8gemm --step 12 \
