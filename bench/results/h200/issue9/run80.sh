@@ -26,7 +26,7 @@ for c in 12_grouped_moe/4096x7168x16384/tensor/none/bf16 12_grouped_moe/4096x716
   12_grouped_moe/4096x7168x16384/block/none/bf16 12_grouped_moe/4096x7168x16384/block/bias_gelu/bf16 \
   cublaslt/4096x7168x16384/tensor/none/bf16 cublaslt/4096x7168x16384/block/none/bf16; do
   echo "start $c $(date +%Y/%m/%d\ %H:%M:%S.%N)" >> $L/cases.log
-  timeout 60 $C/fp8gemm_bench --steps=12 --epilogue_variants --shapes=4096x7168x16384 --benchmark_filter="^$c\$" \
+  timeout 60 $C/fp8gemm_bench --steps=12 --epilogue_variants --shapes=4096x7168x16384 --benchmark_filter="^$c" \
     --benchmark_repetitions=1 --benchmark_min_time=2 --benchmark_out=$R/run80_power_${c//\//_}.json \
     --benchmark_out_format=json > $L/power_${c//\//_}.log 2>&1
   echo "end $c rc=$? $(date +%Y/%m/%d\ %H:%M:%S.%N)" >> $L/cases.log
