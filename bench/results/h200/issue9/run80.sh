@@ -6,7 +6,7 @@
 # for 2 s (step 12 and cuBLASLt, per-tensor and block scales, none and bias + GELU). 2. Nsight Compute on
 # one launch of each block-scaled case, the SM clock locked at base (--clock-control base) and free
 # (none): if the faster one stays faster at a locked clock, the clock is not the reason. 3. Step 12 and
-# cuBLASLt (per-tensor scales) at the locked clock.
+# cuBLASLt (per-tensor scales) at the locked clock. Usage: run80.sh [power]
 set -u
 cd "$(dirname "$0")/.."
 C=/tmp/c80
@@ -52,6 +52,8 @@ for c, (a, b) in cases.items():
 PY
 grep -h "_median" $L/power_*.log | awk '{print "  " $1, $2, $3}'
 pack
+# `run80.sh power` stops here: the power part alone (how it ran the second time, on the warm machine).
+if [ "${1:-}" = power ]; then echo "issue 9 run 80, power only, done ${SECONDS}s"; exit 0; fi
 for cc in base none; do
   for ep in none bias_gelu; do
     timeout 90 ncu --clock-control $cc --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
