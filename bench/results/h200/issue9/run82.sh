@@ -12,6 +12,7 @@
 # Usage: run82.sh perf    Nsight Compute at the locked base clock on A, B and C (cycles), then A, B and C in
 #                         turn twice: plain shapes, epilogue variants, grouped shapes.
 #        run82.sh tests X...   build X's suites, memcheck and racecheck.
+#        run82.sh mutant  mutant 168 on C (build-carry/carry82m.tar.xz): its exact and epilogue suites.
 set -u
 cd "$(dirname "$0")/.."
 phase=$1
@@ -19,9 +20,12 @@ shift
 R=/tmp/r82
 L=$R/run82_logs
 mkdir -p $L /tmp/a82 /tmp/b82 /tmp/c82
-[ -e /tmp/a82/fp8gemm ] || { xz -dc build-carry/carry81.tar.xz | tar -xf - -C /tmp/a82; xz -dc build-carry/carry82a.tar.xz | tar -xf - -C /tmp/a82; }
-[ -e /tmp/b82/fp8gemm ] || xz -dc build-carry/carry82.tar.xz | tar -xf - -C /tmp/b82
-[ -e /tmp/c82/fp8gemm ] || xz -dc build-carry/carry82c.tar.xz | tar -xf - -C /tmp/c82
+# Each build's programs, unpacked once on a machine that stays warm between the phases.
+unpack() { [ -e "$2/$3" ] || [ ! -e "build-carry/$1" ] || xz -dc "build-carry/$1" | tar -xf - -C "$2"; }
+unpack carry81.tar.xz /tmp/a82 fp8gemm
+unpack carry82a.tar.xz /tmp/a82 fp8gemm_grouped_bench
+unpack carry82.tar.xz /tmp/b82 fp8gemm
+unpack carry82c.tar.xz /tmp/c82 fp8gemm
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv
 export FP8GEMM_REQUIRE_GPU=1
 pack() { tar -C $R -czf $OUT/run82_all.tar.gz . ; }
@@ -92,6 +96,19 @@ tests)
     pack
   done
   ;;
-*) echo "usage: run82.sh perf | tests X..."; exit 2 ;;
+mutant)
+  # Mutant 168 (tests/mutants/168_s12_wide_second_half_next_block_scales.patch) on C: its programs in
+  # build-carry/carry82m.tar.xz. Killed when a suite fails.
+  M=/tmp/m82
+  mkdir -p $M
+  unpack carry82m.tar.xz $M test_exact_gpu
+  for t in test_exact_gpu test_epilogue_gpu; do
+    LD_LIBRARY_PATH=$M timeout 100 $M/$t --gtest_filter='*12_grouped_moe*' > $L/mutant168_$t.log 2>&1
+    echo "mutant 168 $t rc=$? ${SECONDS}s: $(tail -n 1 $L/mutant168_$t.log)"
+    grep "^\[  FAILED" $L/mutant168_$t.log | head -3
+  done
+  pack
+  ;;
+*) echo "usage: run82.sh perf | tests X... | mutant"; exit 2 ;;
 esac
 echo "issue 9 run 82 $phase done ${SECONDS}s"
