@@ -6,11 +6,15 @@
 #   B  run82_hoisted_stage_wait.patch: the stage wait and the block scales' reads moved before the second
 #      half's wgmma wait, the tiles' shared address kept in a register (build-carry/carry82.tar.xz);
 #   C  run82_hoisted_descriptors.patch: B, and the next K block's descriptors computed there too
-#      (build-carry/carry82c.tar.xz).
+#      (build-carry/carry82c.tar.xz);
+#   D  run82_landed_or_waited.patch: C, but the next stage only tested (mbarrier.test_wait) under the second
+#      half, and waited for after this stage's release and adds if it has not landed: C held this stage
+#      through the wait, and 4 x 256 masked ran 3-4 % slower than A (build-carry/carry82d.tar.xz).
 # Run 81's SASS put the stage wait's round trip, an S2UR and the descriptors' arithmetic between a
 # warpgroup's last wgmma of a K block and its next first one, where cuBLASLt's kernel only adds.
-# Usage: run82.sh perf    Nsight Compute at the locked base clock on A, B and C (cycles), then A, B and C in
-#                         turn twice: plain shapes, epilogue variants, grouped shapes.
+# Usage: [SIDES="A C D"] [TAG=run82d] run82.sh perf    Nsight Compute at the locked base clock on each build
+#                         (cycles), then the builds in turn twice: plain shapes, epilogue variants, grouped
+#                         shapes (default SIDES="A B C", TAG=run82: the names of the files).
 #        run82.sh tests X...   build X's suites, memcheck and racecheck.
 #        run82.sh mutant  mutant 168 on C (build-carry/carry82m.tar.xz): its exact and epilogue suites.
 set -u
@@ -19,26 +23,29 @@ phase=$1
 shift
 R=/tmp/r82
 L=$R/run82_logs
-mkdir -p $L /tmp/a82 /tmp/b82 /tmp/c82
+mkdir -p $L /tmp/a82 /tmp/b82 /tmp/c82 /tmp/d82
 # Each build's programs, unpacked once on a machine that stays warm between the phases.
 unpack() { [ -e "$2/$3" ] || [ ! -e "build-carry/$1" ] || xz -dc "build-carry/$1" | tar -xf - -C "$2"; }
 unpack carry81.tar.xz /tmp/a82 fp8gemm
 unpack carry82a.tar.xz /tmp/a82 fp8gemm_grouped_bench
 unpack carry82.tar.xz /tmp/b82 fp8gemm
 unpack carry82c.tar.xz /tmp/c82 fp8gemm
+unpack carry82d.tar.xz /tmp/d82 fp8gemm
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv
 export FP8GEMM_REQUIRE_GPU=1
 pack() { tar -C $R -czf $OUT/run82_all.tar.gz . ; }
-dir() { echo /tmp/$(echo "$1" | tr ABC abc)82; }
+dir() { echo /tmp/$(echo "$1" | tr ABCD abcd)82; }
+SIDES=${SIDES:-A B C}
+T=${TAG:-run82}
 case $phase in
 perf)
   shape="--m 4096 --n 7168 --k 16384"
   for scales in tensor block; do
-    for side in A B C; do
+    for side in $SIDES; do
       C=$(dir $side)
       LD_LIBRARY_PATH=$C timeout 40 ncu --clock-control base --section SpeedOfLight -k "regex:fp8_gemm_kernel" \
-        --launch-skip 3 --launch-count 1 $C/fp8gemm --step 12 $shape --scales $scales > $R/run82_ncu_base_${side}_$scales.txt 2>&1
-      echo "ncu $side $scales rc=$? ${SECONDS}s: $(grep -E '^ +Elapsed Cycles ' $R/run82_ncu_base_${side}_$scales.txt | sed 's/  */ /g')"
+        --launch-skip 3 --launch-count 1 $C/fp8gemm --step 12 $shape --scales $scales > $R/${T}_ncu_base_${side}_$scales.txt 2>&1
+      echo "ncu $side $scales rc=$? ${SECONDS}s: $(grep -E '^ +Elapsed Cycles ' $R/${T}_ncu_base_${side}_$scales.txt | sed 's/  */ /g')"
     done
   done
   pack
@@ -46,23 +53,23 @@ perf)
   variants='^(12_grouped_moe|cublaslt)/[^/]*/(tensor|block)/(none|bias_gelu)/bf16'
   grouped='/(4x8192x4096x7168/contiguous|8x4096x7168x2048/contiguous|1x1024x4096x7168/masked|4x256x4096x7168/masked)'
   for round in 1 2; do
-    for side in A B C; do
+    for side in $SIDES; do
       C=$(dir $side)
       LD_LIBRARY_PATH=$C timeout 60 $C/fp8gemm_bench --steps=12 --shapes=$shapes --benchmark_repetitions=3 \
-        --benchmark_min_time=0.05 --benchmark_out=$R/run82_plain_$side$round.json --benchmark_out_format=json \
-        > $L/plain_$side$round.log 2>&1
+        --benchmark_min_time=0.05 --benchmark_out=$R/${T}_plain_$side$round.json --benchmark_out_format=json \
+        > $L/${T}_plain_$side$round.log 2>&1
       echo "plain $side round $round rc=$? ${SECONDS}s"
-      grep -E "^12_grouped_moe/[^_]*_median" $L/plain_$side$round.log | awk '{print "  " $1, $2, $3}'
+      grep -E "^12_grouped_moe/[^_]*_median" $L/${T}_plain_$side$round.log | awk '{print "  " $1, $2, $3}'
       LD_LIBRARY_PATH=$C timeout 60 $C/fp8gemm_bench --steps=12 --epilogue_variants \
         --shapes=4096x4096x4096,4096x7168x16384 --benchmark_filter="$variants" --benchmark_repetitions=3 \
-        --benchmark_min_time=0.05 --benchmark_out=$R/run82_variants_$side$round.json --benchmark_out_format=json \
-        > $L/variants_$side$round.log 2>&1
+        --benchmark_min_time=0.05 --benchmark_out=$R/${T}_variants_$side$round.json --benchmark_out_format=json \
+        > $L/${T}_variants_$side$round.log 2>&1
       echo "variants $side round $round rc=$? ${SECONDS}s"
-      grep -E "^12_grouped_moe.*bf16_median" $L/variants_$side$round.log | awk '{print "  " $1, $2, $3}'
+      grep -E "^12_grouped_moe.*bf16_median" $L/${T}_variants_$side$round.log | awk '{print "  " $1, $2, $3}'
       LD_LIBRARY_PATH=$C timeout 60 $C/fp8gemm_grouped_bench --benchmark_filter="$grouped" \
-        --benchmark_out=$R/run82_grouped_$side$round.json --benchmark_out_format=json > $L/grouped_$side$round.log 2>&1
+        --benchmark_out=$R/${T}_grouped_$side$round.json --benchmark_out_format=json > $L/${T}_grouped_$side$round.log 2>&1
       echo "grouped $side round $round rc=$? ${SECONDS}s"
-      grep -E "^12_grouped_moe.*_median" $L/grouped_$side$round.log | awk '{print "  " $1, $2, $3}'
+      grep -E "^12_grouped_moe.*_median" $L/${T}_grouped_$side$round.log | awk '{print "  " $1, $2, $3}'
       pack
     done
   done
