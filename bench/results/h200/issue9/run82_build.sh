@@ -18,3 +18,9 @@ bash "$repo/bench/step_alone_carry.sh" "$repo/build-carry/carry82c.tar.xz" run82
   12_grouped_moe "$here/run82_hoisted_descriptors.patch"
 bash "$repo/bench/step_alone_carry.sh" "$repo/build-carry/carry82a.tar.xz" main "bench/fp8gemm_grouped_bench" 12_grouped_moe
 cp "$here/run82.sh" "$repo/build-carry/run82.sh"
+# Mutant 168 on C (`run82.sh mutant`), built from a checkout with C applied (4486e74 and later have it):
+#   bash bench/step_alone_carry.sh build-carry/carry82m.tar.xz run82-hoisted-descriptors+mutant168 \
+#     "tests/test_exact_gpu tests/test_epilogue_gpu" 12_grouped_moe tests/mutants/168_s12_wide_second_half_next_block_scales.patch
+# D (`SIDES="C D" TAG=run82d run82.sh perf`, `run82.sh tests D`), from a checkout without C, as C's:
+#   bash bench/step_alone_carry.sh build-carry/carry82d.tar.xz run82-landed-or-waited "<C's targets>" \
+#     12_grouped_moe bench/results/h200/issue9/run82_landed_or_waited.patch
