@@ -9,7 +9,10 @@
 #      (build-carry/carry82c.tar.xz);
 #   D  run82_landed_or_waited.patch: C, but the next stage only tested (mbarrier.test_wait) under the second
 #      half, and waited for after this stage's release and adds if it has not landed: C held this stage
-#      through the wait, and 4 x 256 masked ran 3-4 % slower than A (build-carry/carry82d.tar.xz).
+#      through the wait, and 4 x 256 masked ran 3-4 % slower than A (build-carry/carry82d.tar.xz);
+#   C2 run82_c2_no_spills.patch on C (fdbe2c7): C without the tiles' address kept in a register and with the
+#      block scales read when their K block starts, as in A: C spilled in five kernel families, which the
+#      SASS check of CI refuses (build-carry/carry82c2.tar.xz, the side C2).
 # Run 81's SASS put the stage wait's round trip, an S2UR and the descriptors' arithmetic between a
 # warpgroup's last wgmma of a K block and its next first one, where cuBLASLt's kernel only adds.
 # Usage: [SIDES="A C D"] [TAG=run82d] run82.sh perf    Nsight Compute at the locked base clock on each build
@@ -23,7 +26,7 @@ phase=$1
 shift
 R=/tmp/r82
 L=$R/run82_logs
-mkdir -p $L /tmp/a82 /tmp/b82 /tmp/c82 /tmp/d82
+mkdir -p $L /tmp/a82 /tmp/b82 /tmp/c82 /tmp/d82 /tmp/c282
 # Each build's programs, unpacked once on a machine that stays warm between the phases.
 unpack() { [ -e "$2/$3" ] || [ ! -e "build-carry/$1" ] || xz -dc "build-carry/$1" | tar -xf - -C "$2"; }
 unpack carry81.tar.xz /tmp/a82 fp8gemm
@@ -31,6 +34,7 @@ unpack carry82a.tar.xz /tmp/a82 fp8gemm_grouped_bench
 unpack carry82.tar.xz /tmp/b82 fp8gemm
 unpack carry82c.tar.xz /tmp/c82 fp8gemm
 unpack carry82d.tar.xz /tmp/d82 fp8gemm
+unpack carry82c2.tar.xz /tmp/c282 fp8gemm
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv
 export FP8GEMM_REQUIRE_GPU=1
 pack() { tar -C $R -czf $OUT/run82_all.tar.gz . ; }
