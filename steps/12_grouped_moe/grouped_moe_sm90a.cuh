@@ -393,10 +393,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   constexpr bool kSplit = kUnits == Units::kSplitTiles;
   const Grouping grouping = kUnits == Units::kGroupedTiles ? groups.grouping : Grouping::kNone;
   extern __shared__ uint8_t dynamic_shared[];
-  // Kept in a register (see the barriers' addresses below): rebuilt from the
-  // block's ID in its cluster, it put an S2UR in front of every K block's
-  // first wgmma of the wide tile (issue 9 run 81).
-  const uint32_t tiles_start = kept_in_register((shared_address(dynamic_shared) + 1023u) & ~1023u);
+  const uint32_t tiles_start = (shared_address(dynamic_shared) + 1023u) & ~1023u;
   const uint32_t tiles_a = tiles_start + offsetof(SharedTiles, a);  // shared-window addresses
   const uint32_t tiles_b = tiles_start + offsetof(SharedTiles, b);
   const uint32_t tiles_d = tiles_start + offsetof(SharedTiles, d);
@@ -780,38 +777,26 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       float half_sums[kHalfAccumulators];   // wgmma's accumulators, one half at a time
       float row_scales[2] = {1.0f, 1.0f};   // block scales: s_A of this thread's two rows
       float half_scales[2] = {1.0f, 1.0f};  // and s_B of each half
-      float next_row_scales[2] = {1.0f, 1.0f}, next_half_scales[2] = {1.0f, 1.0f};  // the next K block's
-      // The descriptors of stage 0's A rows and B tile: a stage, or B's second
-      // half, is further by its bytes / 16 in the descriptor's address field.
-      const uint64_t stage0_desc_a = make_kmajor_sw128_descriptor(tiles_a + warpgroup * 64 * kBlockK);
-      const uint64_t stage0_desc_b = make_kmajor_sw128_descriptor(tiles_b);
-      uint64_t desc_a = stage0_desc_a, desc_b = stage0_desc_b, next_desc_a = 0, next_desc_b = 0;
-      // Waits for the current stage and reads its block scales and its
-      // descriptors into next_*.
       const auto wait_stage = [&] {
         mbarrier_wait_warp(full_barriers + 8 * stage, phase);  // warp-uniform: see its comment
         __syncwarp();                                          // wgmma is .aligned: the warp must be converged
         if constexpr (kBlockScales) {
           const int tile_row = row0 - u.row;
-          next_row_scales[0] = stage_scales[stage].a[tile_row];
-          next_row_scales[1] = stage_scales[stage].a[tile_row + 8];
-          next_half_scales[0] = stage_scales[stage].b[0];
-          next_half_scales[1] = stage_scales[stage].b[1];
+          row_scales[0] = stage_scales[stage].a[tile_row];
+          row_scales[1] = stage_scales[stage].a[tile_row + 8];
+          half_scales[0] = stage_scales[stage].b[0];
+          half_scales[1] = stage_scales[stage].b[1];
         }
-        next_desc_a = stage0_desc_a + stage * (kTileBytesA >> 4);
-        next_desc_b = stage0_desc_b + stage * (kTileBytesB >> 4);
-        // Computed here, not where they are used: the compiler would build
-        // them after the wait for the wgmmas, on the path to the next issue.
-        asm volatile("" : "+l"(next_desc_a), "+l"(next_desc_b));
       };
       // Issues half `half` of the current stage's K block into half_sums.
       const auto issue_half = [&](int half) {
-        const uint64_t desc_b_half = desc_b + half * ((kHalfN * kBlockK) >> 4);
+        const uint64_t desc_a = make_kmajor_sw128_descriptor(tiles_a + stage * kTileBytesA + warpgroup * 64 * kBlockK);
+        const uint64_t desc_b = make_kmajor_sw128_descriptor(tiles_b + stage * kTileBytesB + half * kHalfN * kBlockK);
         fence_registers(half_sums);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
-          wgmma_m64nk32<kHalfN, kFormatA, kFormatB>(half_sums, desc_a + 2 * kk, desc_b_half + 2 * kk, kk > 0);
+          wgmma_m64nk32<kHalfN, kFormatA, kFormatB>(half_sums, desc_a + 2 * kk, desc_b + 2 * kk, kk > 0);
         }
         wgmma_commit_group();
         fence_registers(half_sums);
@@ -832,27 +817,16 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         }
         fence_registers(total);
       };
-      // The next K block's stage is waited for while this one's second half
-      // runs, so that from its last wgmma to the next one's first a warpgroup
-      // only adds (as cuBLASLt's kernel does): run 81 found the wait's round
-      // trip there, between the two warpgroups' turns on the tensor cores.
-      if (u.kb_begin < u.kb_end) wait_stage();
       for (int kb = u.kb_begin; kb < u.kb_end; ++kb) {
-        if constexpr (kBlockScales) {
-          row_scales[0] = next_row_scales[0], row_scales[1] = next_row_scales[1];
-          half_scales[0] = next_half_scales[0], half_scales[1] = next_half_scales[1];
-        }
-        desc_a = next_desc_a, desc_b = next_desc_b;
+        wait_stage();
         issue_half(0);
         wgmma_wait_group<0>();
         add_half(0);
         issue_half(1);
-        const int this_stage = stage;
-        advance();
-        if (kb + 1 < u.kb_end) wait_stage();  // the next K block's
         wgmma_wait_group<0>();
-        release(this_stage);  // both halves have read the stage
+        release(stage);  // both halves have read the stage
         add_half(1);
+        advance();
       }
     } else if constexpr (kPromote) {
 #pragma unroll
