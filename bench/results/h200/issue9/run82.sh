@@ -12,7 +12,9 @@
 #      through the wait, and 4 x 256 masked ran 3-4 % slower than A (build-carry/carry82d.tar.xz);
 #   C2 run82_c2_no_spills.patch on C (fdbe2c7): C without the tiles' address kept in a register and with the
 #      block scales read when their K block starts, as in A: C spilled in five kernel families, which the
-#      SASS check of CI refuses (build-carry/carry82c2.tar.xz, the side C2).
+#      SASS check of CI refuses (build-carry/carry82c2.tar.xz, the side C2);
+#   D2 run82_d2.patch on main: D's test of the next stage on C2 (build-carry/carry82d2.tar.xz, the side D2).
+# Run 83, prepared: SIDES="A C2 D2" TAG=run83 run82.sh perf, then run82.sh tests C2 D2 (two calls).
 # Run 81's SASS put the stage wait's round trip, an S2UR and the descriptors' arithmetic between a
 # warpgroup's last wgmma of a K block and its next first one, where cuBLASLt's kernel only adds.
 # Usage: [SIDES="A C D"] [TAG=run82d] run82.sh perf    Nsight Compute at the locked base clock on each build
@@ -26,7 +28,7 @@ phase=$1
 shift
 R=/tmp/r82
 L=$R/run82_logs
-mkdir -p $L /tmp/a82 /tmp/b82 /tmp/c82 /tmp/d82 /tmp/c282
+mkdir -p $L /tmp/a82 /tmp/b82 /tmp/c82 /tmp/d82 /tmp/c282 /tmp/d282
 # Each build's programs, unpacked once on a machine that stays warm between the phases.
 unpack() { [ -e "$2/$3" ] || [ ! -e "build-carry/$1" ] || xz -dc "build-carry/$1" | tar -xf - -C "$2"; }
 unpack carry81.tar.xz /tmp/a82 fp8gemm
@@ -35,6 +37,7 @@ unpack carry82.tar.xz /tmp/b82 fp8gemm
 unpack carry82c.tar.xz /tmp/c82 fp8gemm
 unpack carry82d.tar.xz /tmp/d82 fp8gemm
 unpack carry82c2.tar.xz /tmp/c282 fp8gemm
+unpack carry82d2.tar.xz /tmp/d282 fp8gemm
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv
 export FP8GEMM_REQUIRE_GPU=1
 pack() { tar -C $R -czf $OUT/run82_all.tar.gz . ; }
