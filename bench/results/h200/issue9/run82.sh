@@ -14,14 +14,15 @@
 #      block scales read when their K block starts, as in A: C spilled in five kernel families, which the
 #      SASS check of CI refuses (build-carry/carry82c2.tar.xz, the side C2);
 #   D2 run82_d2.patch on main: D's test of the next stage on C2 (build-carry/carry82d2.tar.xz, the side D2).
-# Run 83, prepared: SIDES="A C2 D2" TAG=run83 run82.sh perf, then run82.sh tests C2 D2 (two calls).
+# Run 83, prepared: SIDES="A C2 D2" TAG=run83 run82.sh perf, then run82.sh tests C2 D2 and
+# MUTANT=169 run82.sh mutant (two calls).
 # Run 81's SASS put the stage wait's round trip, an S2UR and the descriptors' arithmetic between a
 # warpgroup's last wgmma of a K block and its next first one, where cuBLASLt's kernel only adds.
 # Usage: [SIDES="A C D"] [TAG=run82d] run82.sh perf    Nsight Compute at the locked base clock on each build
 #                         (cycles), then the builds in turn twice: plain shapes, epilogue variants, grouped
 #                         shapes (default SIDES="A B C", TAG=run82: the names of the files).
 #        run82.sh tests X...   build X's suites, memcheck and racecheck.
-#        run82.sh mutant  mutant 168 on C (build-carry/carry82m.tar.xz): its exact and epilogue suites.
+#        [MUTANT=168|169] run82.sh mutant  a mutant's exact and epilogue suites (168 on C, 169 on C2).
 set -u
 cd "$(dirname "$0")/.."
 phase=$1
@@ -112,18 +113,20 @@ tests)
   done
   ;;
 mutant)
-  # Mutant 168 (tests/mutants/168_s12_wide_second_half_next_block_scales.patch) on C: its programs in
-  # build-carry/carry82m.tar.xz. Killed when a suite fails.
-  M=/tmp/m82
+  # A mutant's programs (MUTANT=168: run 82's, on C, build-carry/carry82m.tar.xz; MUTANT=169: run 83's, on
+  # C2, build-carry/carry83m.tar.xz, run83_mutant169.patch). Killed when a suite fails.
+  n=${MUTANT:-168}
+  if [ "$n" = 168 ]; then carry=carry82m.tar.xz; else carry=carry83m.tar.xz; fi
+  M=/tmp/m$n
   mkdir -p $M
-  unpack carry82m.tar.xz $M test_exact_gpu
+  unpack $carry $M test_exact_gpu
   for t in test_exact_gpu test_epilogue_gpu; do
-    LD_LIBRARY_PATH=$M timeout 100 $M/$t --gtest_filter='*12_grouped_moe*' > $L/mutant168_$t.log 2>&1
-    echo "mutant 168 $t rc=$? ${SECONDS}s: $(tail -n 1 $L/mutant168_$t.log)"
-    grep "^\[  FAILED" $L/mutant168_$t.log | head -3
+    LD_LIBRARY_PATH=$M timeout 100 $M/$t --gtest_filter='*12_grouped_moe*' > $L/mutant${n}_$t.log 2>&1
+    echo "mutant $n $t rc=$? ${SECONDS}s: $(tail -n 1 $L/mutant${n}_$t.log)"
+    grep "^\[  FAILED" $L/mutant${n}_$t.log | head -3
   done
   pack
   ;;
-*) echo "usage: run82.sh perf | tests X... | mutant"; exit 2 ;;
+*) echo "usage: run82.sh perf | tests X... | [MUTANT=N] mutant"; exit 2 ;;
 esac
 echo "issue 9 run 82 $phase done ${SECONDS}s"
