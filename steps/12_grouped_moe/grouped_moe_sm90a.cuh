@@ -777,26 +777,31 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       float half_sums[kHalfAccumulators];   // wgmma's accumulators, one half at a time
       float row_scales[2] = {1.0f, 1.0f};   // block scales: s_A of this thread's two rows
       float half_scales[2] = {1.0f, 1.0f};  // and s_B of each half
+      // The descriptors of stage 0's A rows and B tile: a stage, or B's second
+      // half, is further by its bytes / 16 in the descriptor's address field.
+      const uint64_t stage0_desc_a = make_kmajor_sw128_descriptor(tiles_a + warpgroup * 64 * kBlockK);
+      const uint64_t stage0_desc_b = make_kmajor_sw128_descriptor(tiles_b);
+      uint64_t desc_a = stage0_desc_a, desc_b = stage0_desc_b, next_desc_a = 0, next_desc_b = 0;
+      // Waits for the current stage and computes its descriptors into next_*
+      // (its block scales are read when its K block starts: kept from here
+      // to there, they made ptxas spill).
       const auto wait_stage = [&] {
         mbarrier_wait_warp(full_barriers + 8 * stage, phase);  // warp-uniform: see its comment
         __syncwarp();                                          // wgmma is .aligned: the warp must be converged
-        if constexpr (kBlockScales) {
-          const int tile_row = row0 - u.row;
-          row_scales[0] = stage_scales[stage].a[tile_row];
-          row_scales[1] = stage_scales[stage].a[tile_row + 8];
-          half_scales[0] = stage_scales[stage].b[0];
-          half_scales[1] = stage_scales[stage].b[1];
-        }
+        next_desc_a = stage0_desc_a + stage * (kTileBytesA >> 4);
+        next_desc_b = stage0_desc_b + stage * (kTileBytesB >> 4);
+        // Computed here, not where they are used: the compiler would build
+        // them after the wait for the wgmmas, on the path to the next issue.
+        asm volatile("" : "+l"(next_desc_a), "+l"(next_desc_b));
       };
       // Issues half `half` of the current stage's K block into half_sums.
       const auto issue_half = [&](int half) {
-        const uint64_t desc_a = make_kmajor_sw128_descriptor(tiles_a + stage * kTileBytesA + warpgroup * 64 * kBlockK);
-        const uint64_t desc_b = make_kmajor_sw128_descriptor(tiles_b + stage * kTileBytesB + half * kHalfN * kBlockK);
+        const uint64_t desc_b_half = desc_b + half * ((kHalfN * kBlockK) >> 4);
         fence_registers(half_sums);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
-          wgmma_m64nk32<kHalfN, kFormatA, kFormatB>(half_sums, desc_a + 2 * kk, desc_b + 2 * kk, kk > 0);
+          wgmma_m64nk32<kHalfN, kFormatA, kFormatB>(half_sums, desc_a + 2 * kk, desc_b_half + 2 * kk, kk > 0);
         }
         wgmma_commit_group();
         fence_registers(half_sums);
@@ -817,16 +822,30 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         }
         fence_registers(total);
       };
+      // The next K block's stage is waited for while this one's second half
+      // runs, so that from its last wgmma to the next one's first a warpgroup
+      // only adds (as cuBLASLt's kernel does): run 81 found the wait's round
+      // trip there, between the two warpgroups' turns on the tensor cores.
+      if (u.kb_begin < u.kb_end) wait_stage();
       for (int kb = u.kb_begin; kb < u.kb_end; ++kb) {
-        wait_stage();
+        if constexpr (kBlockScales) {  // needed after the first half's wgmmas: their latency hides the loads
+          const int tile_row = row0 - u.row;
+          row_scales[0] = stage_scales[stage].a[tile_row];
+          row_scales[1] = stage_scales[stage].a[tile_row + 8];
+          half_scales[0] = stage_scales[stage].b[0];
+          half_scales[1] = stage_scales[stage].b[1];
+        }
+        desc_a = next_desc_a, desc_b = next_desc_b;
         issue_half(0);
         wgmma_wait_group<0>();
         add_half(0);
         issue_half(1);
-        wgmma_wait_group<0>();
-        release(stage);  // both halves have read the stage
-        add_half(1);
+        const int this_stage = stage;
         advance();
+        if (kb + 1 < u.kb_end) wait_stage();  // the next K block's
+        wgmma_wait_group<0>();
+        release(this_stage);  // both halves have read the stage
+        add_half(1);
       }
     } else if constexpr (kPromote) {
 #pragma unroll
