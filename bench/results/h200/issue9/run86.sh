@@ -47,6 +47,9 @@ for phase in ${*:-perf tests}; do
     ;;
   tests)
     C=/tmp/e86
+    # The new exact case's plan: two rounds of 128 x 256 tiles, or the case does not test C2's order.
+    LD_LIBRARY_PATH=$C timeout 30 $C/fp8gemm --step 12 --m 8192 --n 1024 --k 256 --check > $L/E_plan_8192x1024x256.log 2>&1
+    echo "E fp8gemm --check 8192x1024x256 rc=$?: $(grep -E '^launch:' $L/E_plan_8192x1024x256.log | cut -c1-160)"
     for t in test_exact_gpu test_epilogue_gpu test_steps_gpu; do
       LD_LIBRARY_PATH=$C timeout 100 $C/$t --gtest_filter='*12_grouped_moe*' > $L/E_$t.log 2>&1
       echo "E $t rc=$? ${SECONDS}s: $(tail -n 1 $L/E_$t.log)"
