@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Issue 9 run 87: runs 85 and 86 in the order the card that comes makes worth it, one device call.
+# Mutants 162 and 163 first (any card); then, on an H200, run 84's bars again (what the issues' bars are
+# stated on, and C2 has not run there), else run 86 (A against E on the same card). The other half goes in
+# the next call: `bash build-carry/run87.sh bars` or `bash build-carry/run87.sh e`.
+# Carry build-carry/{carry85m,carry82c2,carry86e}.tar.xz and run84.sh, run85.sh, run86.sh, run87.sh
+# (run 86's A is carry82c2: the same archive, byte for byte, as carry86a).
+set -u
+cd "$(dirname "$0")/.."
+[ -e build-carry/carry86a.tar.xz ] || cp build-carry/carry82c2.tar.xz build-carry/carry86a.tar.xz
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "card: $card"
+what=${1:-}
+if [ -z "$what" ]; then
+  BARS_S=60 PHASES=none bash build-carry/run85.sh
+  case $card in *H200*) what=bars ;; *) what=e ;; esac
+fi
+case $what in
+bars) MUTANTS=0 BARS_S=${BARS_S:-240} bash build-carry/run85.sh ;;
+e) bash build-carry/run86.sh ;;
+esac
+echo "run 87 ($what) done ${SECONDS}s"
