@@ -2,7 +2,8 @@
 # Issue 9 run 87: runs 85 and 86 in the order the card that comes makes worth it, one device call.
 # Mutants 162 and 163 first (any card); then, on an H200, run 84's bars again (what the issues' bars are
 # stated on, and C2 has not run there), else run 86 (A against E on the same card). The other half goes in
-# the next call: `bash build-carry/run87.sh bars` or `bash build-carry/run87.sh e`.
+# the next call: `bash build-carry/run87.sh bars` or `bash build-carry/run87.sh e`. `run87.sh ladder`: the whole
+# ladder at ac5d063 (bench/measure_h200.sh's ladder phase, build-carry/carry87ladder.tar.xz), if time is left.
 # Carry build-carry/{carry85m,carry82c2,carry86e,carry87m169e}.tar.xz and run84.sh, run85.sh, run86.sh, run87.sh
 # (run 86's A is carry82c2: the same archive, byte for byte, as carry86a).
 set -u
@@ -30,6 +31,11 @@ e)
     grep "^\[  FAILED" /tmp/o87/mutant169_on_E_test_exact_gpu.log | head -8
     tar -C /tmp/o87 -czf $OUT/run87_m169e.tar.gz .
   fi
+  ;;
+ladder)  # the README's ladder table and plots: every step of ac5d063 and cuBLASLt (carry87ladder.tar.xz)
+  mkdir -p /tmp/lad /tmp/o87l && xz -dc build-carry/carry87ladder.tar.xz | tar -xf - -C /tmp/lad
+  OUT=/tmp/o87l bash bench/measure_h200.sh 12_grouped_moe ladder /tmp/lad ladder
+  tar -C /tmp/o87l -czf $OUT/run87_ladder.tar.gz .
   ;;
 esac
 echo "run 87 ($what) done ${SECONDS}s"
