@@ -143,14 +143,17 @@ std::vector<GemmShape> exact_cases() {
   // clusters of two) step 12 runs them with each cluster's tiles one above
   // the other, sharing B (54 cluster tiles, one round, where side by side
   // takes 70, two rounds), and the last cluster's second tile lies past M.
-  // N = 300: D's rows off 16-byte boundaries (BF16); 304: through the TMA.
+  // N = 300: D's rows off 16-byte boundaries (BF16); 304: through the TMA,
+  // where step 12 takes its 128 x 112 tile instead (3 columns of it, also
+  // one round: 112 columns a round for 128), its last tile 80 columns wide.
   cases.push_back(gemm(4400, 300, 256, kBF16));
   cases.push_back(gemm(4400, 304, 256, kBF16));
   cases.push_back(gemm(4400, 300, 256, kFP32));
   // Two rows of tiles by 67 columns of 128 (66 clusters: two rounds either
-  // way) or 76 of 112, also two rounds: step 12 takes its 128 x 112 tile
-  // (BF16 D through the TMA), whose last column of tiles holds 104 columns
-  // of D, its second TMA box partly past N.
+  // way), or one cluster tile of 256 rows by 34 columns of 256: one round,
+  // so step 12 takes its 128 x 256 tile (the 128 x 112 tile, for which the
+  // case was added, would take two), whose last column of tiles holds 56
+  // columns of D, its second half wholly past N.
   cases.push_back(gemm(255, 8504, 300, kBF16));
   // Decode: few rows against a large weight, K = 7168.
   for (int64_t m : {1, 2, 4, 8, 16, 32, 64, 128}) cases.push_back(gemm(m, 2112, 7168, kBF16));
