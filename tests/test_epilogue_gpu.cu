@@ -80,12 +80,17 @@ const std::vector<Variant>& variants() {
 // Shapes: aligned, ragged M and N with K not a multiple of 128 (a partial
 // last scale group), the same with M between 64 and 128 (where a step may
 // take a tile of 128 rows and narrower columns: step 12's 128 x 64), decode,
-// one large square (checked on sampled rows), and two rows of tiles by 67
-// columns of 128, where step 12 takes its 128 x 112 tile for BF16 D without
-// block scales (two rounds of 66 clusters either way: kNarrowTileMinGain).
+// one large square (checked on sampled rows), two rows of tiles by 67
+// columns of 128 (added for step 12's 128 x 112 tile; since the 128 x 256
+// tile took the promoted GEMMs, step 12 runs it on that one, in one round of
+// 34 cluster tiles), and 130 x 304, where step 12 takes its 128 x 112 tile
+// for BF16 D without block scales: three tiles of 112 columns, the last 80
+// wide, in one round, as 128 x 128 and 128 x 256 would be, with the least
+// work a round (kNarrowTileMinGain); its epilogue reads the bias and B's
+// outer-vector scales 112 columns a tile.
 const std::vector<GemmShape>& shapes() {
   static const std::vector<GemmShape> list = {{256, 512, 1024}, {255, 1000, 1008},  {100, 1000, 1008}, {64, 2112, 7168},
-                                              {1, 2112, 7168},  {2048, 2048, 2048}, {130, 8504, 200}};
+                                              {1, 2112, 7168},  {2048, 2048, 2048}, {130, 8504, 200},  {130, 304, 200}};
   return list;
 }
 
