@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Issue 9 run 88 (prepared in the session of 2026-12-07, seventeenth): what run 87 could not run, and the
+# epilogue suite's new cases. Parts, in the order given (default: tests bars):
+#   tests   step 12's plan at 130 x 304 x 200 with bias + GELU (fp8gemm --check: the 128 x 112 tile expected);
+#           the epilogue suite of every step at 5d75640 (build-carry/carry88e.tar.xz) on its new shape
+#           130 x 304 x 200 and its new variant tensor_bias_gelu_bf16; mutant 170 (step 12 alone with
+#           tests/mutants/170_*, build-carry/carry88m170.tar.xz) on step 12's epilogue suite
+#   bars    run 85's second half: run 84's bars on main's kernels (carry82c2.tar.xz, run84.sh, run85.sh)
+#   ladder  run87.sh ladder: every step beside cuBLASLt at the top README's three shapes (carry87ladder.tar.xz)
+# Programs: run88_build.sh. Carry build-carry/{carry88e,carry88m170,carry82c2}.tar.xz and run84.sh, run85.sh,
+# run87.sh, run88.sh (and carry87ladder.tar.xz for `ladder`, which fits beside them: 60 MB in all).
+set -u
+cd "$(dirname "$0")/.."
+R=/tmp/o88
+mkdir -p $R/logs
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv
+export FP8GEMM_REQUIRE_GPU=1
+for part in ${*:-tests bars}; do
+  case $part in
+  tests)
+    mkdir -p /tmp/e88 /tmp/m170 /tmp/w84
+    xz -dc build-carry/carry88e.tar.xz | tar -xf - -C /tmp/e88
+    xz -dc build-carry/carry88m170.tar.xz | tar -xf - -C /tmp/m170
+    [ -e /tmp/w84/fp8gemm ] || xz -dc build-carry/carry82c2.tar.xz | tar -xf - -C /tmp/w84
+    LD_LIBRARY_PATH=/tmp/w84 timeout 30 /tmp/w84/fp8gemm --step 12 --m 130 --n 304 --k 200 --epilogue bias_gelu \
+      --check > $R/logs/plan_130x304x200_bias_gelu.log 2>&1
+    echo "plan 130x304x200 bias_gelu rc=$?: $(grep -E '^launch:' $R/logs/plan_130x304x200_bias_gelu.log | cut -c1-200)"
+    LD_LIBRARY_PATH=/tmp/e88 timeout 200 /tmp/e88/test_epilogue_gpu \
+      --gtest_filter='*130x304x200*:*tensor_bias_gelu_bf16*' > $R/logs/test_epilogue_gpu_new_cases.log 2>&1
+    echo "epilogue suite, new cases, every step rc=$? ${SECONDS}s: $(tail -n 1 $R/logs/test_epilogue_gpu_new_cases.log)"
+    grep "^\[  FAILED" $R/logs/test_epilogue_gpu_new_cases.log | head -5
+    LD_LIBRARY_PATH=/tmp/m170 timeout 120 /tmp/m170/test_epilogue_gpu --gtest_filter='*12_grouped_moe*' \
+      > $R/logs/mutant170_test_epilogue_gpu.log 2>&1
+    echo "mutant 170 rc=$? ${SECONDS}s: $(tail -n 1 $R/logs/mutant170_test_epilogue_gpu.log)"
+    grep "^\[  FAILED" $R/logs/mutant170_test_epilogue_gpu.log | head -5
+    tar -C $R -czf $OUT/run88_all.tar.gz .
+    ;;
+  bars)
+    MUTANTS=0 BARS_S=${BARS_S:-240} bash build-carry/run85.sh
+    ;;
+  ladder)
+    bash build-carry/run87.sh ladder
+    ;;
+  esac
+done
+echo "run 88 done ${SECONDS}s"
