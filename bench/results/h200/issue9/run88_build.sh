@@ -11,15 +11,18 @@ cd "$repo"
 work=$(mktemp -d)
 git clone -q "$repo" "$work/tree"
 cmake -G Ninja -S "$work/tree" -B "$work/tree/build" > "$work/cmake.log"
-ninja -C "$work/tree/build" -j2 tests/test_epilogue_gpu bench/fp8gemm_bench > "$work/build.log"
-mkdir -p "$work/e" "$work/l"
-cp "$work/tree/build/tests/test_epilogue_gpu" "$work/e/"
-cp "$work/tree/build/bench/fp8gemm_bench" "$work/l/"
-cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian "$work/e/"
-cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian "$work/l/"
-mkdir -p build-carry
-(cd "$work/e" && tar -cf - ./*) | xz -9e -T2 > build-carry/carry88e.tar.xz
-[ -e build-carry/carry87ladder.tar.xz ] || (cd "$work/l" && tar -cf - ./*) | xz -9e -T2 > build-carry/carry87ladder.tar.xz
+# Each program packed flat with the libbenchmark it links, as bench/step_alone_carry.sh packs them.
+pack() {  # pack CARRY TARGET
+  rm -rf "$work/pack" && mkdir -p "$work/pack" "$(dirname "$1")"
+  cp "$work/tree/build/$2" /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian "$work/pack/"
+  (cd "$work/pack" && tar -cf - ./*) | xz -9e -T2 > "$1"
+}
+ninja -C "$work/tree/build" -j2 tests/test_epilogue_gpu > "$work/build.log"
+pack build-carry/carry88e.tar.xz tests/test_epilogue_gpu
+if [ ! -e build-carry/carry87ladder.tar.xz ]; then  # the ladder's fp8gemm_bench, only where it is missing
+  ninja -C "$work/tree/build" -j2 bench/fp8gemm_bench >> "$work/build.log"
+  pack build-carry/carry87ladder.tar.xz bench/fp8gemm_bench
+fi
 bash bench/step_alone_carry.sh build-carry/carry88m170.tar.xz mutant170 tests/test_epilogue_gpu 12_grouped_moe \
   tests/mutants/170_s12_narrow_tile_vectors_at_128_columns.patch
 [ -e build-carry/carry82c2.tar.xz ] || bash bench/step_alone_carry.sh build-carry/carry82c2.tar.xz main \
