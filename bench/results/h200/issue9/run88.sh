@@ -7,6 +7,9 @@
 #           tests/mutants/170_*, build-carry/carry88m170.tar.xz) on step 12's epilogue suite
 #   bars    run 85's second half: run 84's bars on main's kernels (carry82c2.tar.xz, run84.sh, run85.sh)
 #   ladder  run87.sh ladder: every step beside cuBLASLt at the top README's three shapes (carry87ladder.tar.xz)
+#   suite   the whole GPU suite of 199f6be (build-carry/carry88s.tar.xz of run88_suite_build.sh: the eight
+#           programs ending in _gpu, every step): each program in SUITE_SHARDS gtest shards (default 6), twelve
+#           at a time, with FP8GEMM_REQUIRE_GPU=1 (a skip for want of a GPU fails); logs in run88_suite.tar.gz
 # Programs: run88_build.sh. Carry build-carry/{carry88e,carry88m170,carry82c2}.tar.xz and run84.sh, run85.sh,
 # run87.sh, run88.sh (and carry87ladder.tar.xz for `ladder`, which fits beside them: 60 MB in all).
 set -u
@@ -40,6 +43,25 @@ for part in ${*:-tests bars}; do
     ;;
   ladder)
     bash build-carry/run87.sh ladder
+    ;;
+  suite)
+    mkdir -p /tmp/s88 $R/suite
+    xz -dc build-carry/carry88s.tar.xz | tar -xf - -C /tmp/s88
+    shards=${SUITE_SHARDS:-6}
+    export R shards
+    for p in test_exact_gpu test_epilogue_gpu test_steps_gpu test_grouped_gpu test_sweep_gpu test_example_layer_gpu \
+      test_fp8_convert_gpu test_quantize_gpu; do
+      for i in $(seq 0 $((shards - 1))); do echo "$p $i"; done
+    done | xargs -P 12 -L 1 bash -c 'GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$1 \
+      FP8GEMM_SWEEP_OUT=$R/suite/sweep_gpu_$1.json timeout 480 /tmp/s88/$0 > $R/suite/$0_$1.log 2>&1;
+      echo "$0 shard $1 rc=$? $(grep -E "^\[  (PASSED|FAILED) " $R/suite/$0_$1.log | tr "\n" " ")"' \
+      > $R/suite/shards.txt
+    sort $R/suite/shards.txt
+    echo "suite ${SECONDS}s: passed $(cat $R/suite/*.log | grep -E '^\[  PASSED  \]' | awk '{s += $4} END {print s}')," \
+      "failed $(grep -hE '^\[  FAILED  \] [A-Za-z]' $R/suite/*.log | sed 's/ (.*//' | sort -u | wc -l)," \
+      "skipped $(cat $R/suite/*.log | grep -cE '^\[  SKIPPED \] [A-Za-z]'), shards rc!=0: $(grep -vc ' rc=0 ' $R/suite/shards.txt)"
+    grep -hE '^\[  FAILED  \] [A-Za-z]' $R/suite/*.log | sed 's/ (.*//' | sort -u | head -20
+    tar -C $R -czf $OUT/run88_suite.tar.gz suite
     ;;
   esac
 done
