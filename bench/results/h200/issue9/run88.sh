@@ -8,8 +8,10 @@
 #   bars    run 85's second half: run 84's bars on main's kernels (carry82c2.tar.xz, run84.sh, run85.sh)
 #   ladder  run87.sh ladder: every step beside cuBLASLt at the top README's three shapes (carry87ladder.tar.xz)
 #   suite   the whole GPU suite of 199f6be (build-carry/carry88s.tar.xz of run88_suite_build.sh: the eight
-#           programs ending in _gpu, every step): each program in SUITE_SHARDS gtest shards (default 6), twelve
-#           at a time, with FP8GEMM_REQUIRE_GPU=1 (a skip for want of a GPU fails); logs in run88_suite.tar.gz
+#           programs ending in _gpu, every step, 3,648 tests): each program cut in SUITE_SHARDS gtest shards
+#           (default 12), of which this call runs SUITE_FROM to SUITE_TO (default all; about 25 minutes of tests
+#           in one process, so two calls: 0-5, then 6-11), twelve at a time, with FP8GEMM_REQUIRE_GPU=1 (a skip
+#           for want of a GPU fails); logs in run88_suite_FROM.tar.gz
 # Programs: run88_build.sh. Carry build-carry/{carry88e,carry88m170,carry82c2}.tar.xz and run84.sh, run85.sh,
 # run87.sh, run88.sh (and carry87ladder.tar.xz for `ladder`, which fits beside them: 60 MB in all).
 set -u
@@ -22,7 +24,9 @@ for part in ${*:-tests bars}; do
   case $part in
   tests)
     mkdir -p /tmp/e88 /tmp/m170 /tmp/w84
-    xz -dc build-carry/carry88e.tar.xz | tar -xf - -C /tmp/e88
+    # carry88e's program is also in carry88s (the same commit): either will do, so that both fit one carry
+    if [ -e build-carry/carry88e.tar.xz ]; then xz -dc build-carry/carry88e.tar.xz | tar -xf - -C /tmp/e88
+    else xz -dc build-carry/carry88s.tar.xz | tar -xf - -C /tmp/e88 ./test_epilogue_gpu; fi
     xz -dc build-carry/carry88m170.tar.xz | tar -xf - -C /tmp/m170
     [ -e /tmp/w84/fp8gemm ] || xz -dc build-carry/carry82c2.tar.xz | tar -xf - -C /tmp/w84
     LD_LIBRARY_PATH=/tmp/w84 timeout 30 /tmp/w84/fp8gemm --step 12 --m 130 --n 304 --k 200 --epilogue bias_gelu \
@@ -46,22 +50,22 @@ for part in ${*:-tests bars}; do
     ;;
   suite)
     mkdir -p /tmp/s88 $R/suite
-    xz -dc build-carry/carry88s.tar.xz | tar -xf - -C /tmp/s88
-    shards=${SUITE_SHARDS:-6}
+    [ -e /tmp/s88/test_steps_gpu ] || xz -dc build-carry/carry88s.tar.xz | tar -xf - -C /tmp/s88
+    shards=${SUITE_SHARDS:-12}
     export R shards
     for p in test_exact_gpu test_epilogue_gpu test_steps_gpu test_grouped_gpu test_sweep_gpu test_example_layer_gpu \
       test_fp8_convert_gpu test_quantize_gpu; do
-      for i in $(seq 0 $((shards - 1))); do echo "$p $i"; done
+      for i in $(seq ${SUITE_FROM:-0} ${SUITE_TO:-$((shards - 1))}); do echo "$p $i"; done
     done | xargs -P 12 -L 1 bash -c 'GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$1 \
       FP8GEMM_SWEEP_OUT=$R/suite/sweep_gpu_$1.json timeout 480 /tmp/s88/$0 > $R/suite/$0_$1.log 2>&1;
-      echo "$0 shard $1 rc=$? $(grep -E "^\[  (PASSED|FAILED) " $R/suite/$0_$1.log | tr "\n" " ")"' \
-      > $R/suite/shards.txt
+      echo "$0 shard $1 rc=$? $(grep -E "^\[  (PASSED|FAILED)  \] [0-9]+ test" $R/suite/$0_$1.log | tr "\n" " ")"' \
+      >> $R/suite/shards.txt
     sort $R/suite/shards.txt
     echo "suite ${SECONDS}s: passed $(cat $R/suite/*.log | grep -E '^\[  PASSED  \]' | awk '{s += $4} END {print s}')," \
       "failed $(grep -hE '^\[  FAILED  \] [A-Za-z]' $R/suite/*.log | sed 's/ (.*//' | sort -u | wc -l)," \
       "skipped $(cat $R/suite/*.log | grep -cE '^\[  SKIPPED \] [A-Za-z]'), shards rc!=0: $(grep -vc ' rc=0 ' $R/suite/shards.txt)"
     grep -hE '^\[  FAILED  \] [A-Za-z]' $R/suite/*.log | sed 's/ (.*//' | sort -u | head -20
-    tar -C $R -czf $OUT/run88_suite.tar.gz suite
+    tar -C $R -czf $OUT/run88_suite_${SUITE_FROM:-0}.tar.gz suite
     ;;
   esac
 done
