@@ -61,7 +61,9 @@ for part in ${*:-tests bars}; do
       echo "$0 shard $1 rc=$? $(grep -E "^\[  (PASSED|FAILED)  \] [0-9]+ test" $R/suite/$0_$1.log | tr "\n" " ")"' \
       >> $R/suite/shards.txt
     sort $R/suite/shards.txt
-    echo "suite ${SECONDS}s: passed $(cat $R/suite/*.log | grep -E '^\[  PASSED  \]' | awk '{s += $4} END {print s}')," \
+    # (the archive of 2026-12-08 predates the COMMIT file: it holds 199f6be's programs)
+    cp /tmp/s88/COMMIT $R/suite/ 2>/dev/null || echo 199f6be > $R/suite/COMMIT
+    echo "suite of $(cat $R/suite/COMMIT) ${SECONDS}s: passed $(cat $R/suite/*.log | grep -E '^\[  PASSED  \]' | awk '{s += $4} END {print s}')," \
       "failed $(grep -hE '^\[  FAILED  \] [A-Za-z]' $R/suite/*.log | sed 's/ (.*//' | sort -u | wc -l)," \
       "skipped $(cat $R/suite/*.log | grep -cE '^\[  SKIPPED \] [A-Za-z]'), shards rc!=0: $(grep -vc ' rc=0 ' $R/suite/shards.txt)"
     grep -hE '^\[  FAILED  \] [A-Za-z]' $R/suite/*.log | sed 's/ (.*//' | sort -u | head -20

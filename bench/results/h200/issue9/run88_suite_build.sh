@@ -21,5 +21,6 @@ echo "suite of $(git -C "$tree" rev-parse --short HEAD)"
 ninja -C "$tree/build" -j2 $(printf 'tests/%s ' $programs) > "$tree/suite_build.log"
 rm -rf "$tree/pack" && mkdir -p "$tree/pack" build-carry
 for p in $programs; do cp "$tree/build/tests/$p" "$tree/pack/"; done
+git -C "$tree" rev-parse --short HEAD > "$tree/pack/COMMIT"  # run88.sh prints it with the tallies
 (cd "$tree/pack" && tar -cf - ./*) | xz -9e -T2 --lzma2=dict=192MiB > build-carry/carry88s.tar.xz
 echo "packed: build-carry/carry88s.tar.xz ($(du -h build-carry/carry88s.tar.xz | cut -f1))"
