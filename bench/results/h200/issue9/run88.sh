@@ -2,9 +2,10 @@
 # Issue 9 run 88 (prepared in the session of 2026-12-07, seventeenth): what run 87 could not run, and the
 # epilogue suite's new cases. Parts, in the order given (default: tests bars):
 #   tests   step 12's plan at 130 x 304 x 200 with bias + GELU (fp8gemm --check: the 128 x 112 tile expected);
-#           the epilogue suite of every step at 5d75640 (build-carry/carry88e.tar.xz) on its new shape
-#           130 x 304 x 200 and its new variant tensor_bias_gelu_bf16; mutant 170 (step 12 alone with
-#           tests/mutants/170_*, build-carry/carry88m170.tar.xz) on step 12's epilogue suite
+#           the epilogue suite of every step (test_epilogue_gpu of build-carry/carry88s.tar.xz, the suite's
+#           archive below) on its new shape 130 x 304 x 200 and its new variant tensor_bias_gelu_bf16;
+#           mutant 170 (step 12 alone with tests/mutants/170_*, build-carry/carry88m170.tar.xz) on step 12's
+#           epilogue suite
 #   bars    run 85's second half: run 84's bars on main's kernels (carry82c2.tar.xz, run84.sh, run85.sh)
 #   ladder  run87.sh ladder: every step beside cuBLASLt at the top README's three shapes (carry87ladder.tar.xz)
 #   suite   the whole GPU suite of 199f6be (build-carry/carry88s.tar.xz of run88_suite_build.sh: the eight
@@ -12,8 +13,8 @@
 #           (default 12), of which this call runs SUITE_FROM to SUITE_TO (default all; about 25 minutes of tests
 #           in one process, so two calls: 0-5, then 6-11), twelve at a time, with FP8GEMM_REQUIRE_GPU=1 (a skip
 #           for want of a GPU fails); logs in run88_suite_FROM.tar.gz
-# Programs: run88_build.sh. Carry build-carry/{carry88e,carry88m170,carry82c2}.tar.xz and run84.sh, run85.sh,
-# run87.sh, run88.sh (and carry87ladder.tar.xz for `ladder`, which fits beside them: 60 MB in all).
+# Programs: run88_build.sh. Carry build-carry/ (50 MB): {carry88s,carry88m170,carry82c2,carry87ladder}.tar.xz and
+# run84.sh, run85.sh, run87.sh, run88.sh.
 set -u
 cd "$(dirname "$0")/.."
 R=/tmp/o88
@@ -23,16 +24,14 @@ export FP8GEMM_REQUIRE_GPU=1
 for part in ${*:-tests bars}; do
   case $part in
   tests)
-    mkdir -p /tmp/e88 /tmp/m170 /tmp/w84
-    # carry88e's program is also in carry88s (the same commit): either will do, so that both fit one carry
-    if [ -e build-carry/carry88e.tar.xz ]; then xz -dc build-carry/carry88e.tar.xz | tar -xf - -C /tmp/e88
-    else xz -dc build-carry/carry88s.tar.xz | tar -xf - -C /tmp/e88 ./test_epilogue_gpu; fi
+    mkdir -p /tmp/s88 /tmp/m170 /tmp/w84
+    [ -e /tmp/s88/test_steps_gpu ] || xz -dc build-carry/carry88s.tar.xz | tar -xf - -C /tmp/s88
     xz -dc build-carry/carry88m170.tar.xz | tar -xf - -C /tmp/m170
     [ -e /tmp/w84/fp8gemm ] || xz -dc build-carry/carry82c2.tar.xz | tar -xf - -C /tmp/w84
     LD_LIBRARY_PATH=/tmp/w84 timeout 30 /tmp/w84/fp8gemm --step 12 --m 130 --n 304 --k 200 --epilogue bias_gelu \
       --check > $R/logs/plan_130x304x200_bias_gelu.log 2>&1
     echo "plan 130x304x200 bias_gelu rc=$?: $(grep -E '^launch:' $R/logs/plan_130x304x200_bias_gelu.log | cut -c1-200)"
-    LD_LIBRARY_PATH=/tmp/e88 timeout 200 /tmp/e88/test_epilogue_gpu \
+    timeout 200 /tmp/s88/test_epilogue_gpu \
       --gtest_filter='*130x304x200*:*tensor_bias_gelu_bf16*' > $R/logs/test_epilogue_gpu_new_cases.log 2>&1
     echo "epilogue suite, new cases, every step rc=$? ${SECONDS}s: $(tail -n 1 $R/logs/test_epilogue_gpu_new_cases.log)"
     grep "^\[  FAILED" $R/logs/test_epilogue_gpu_new_cases.log | head -5

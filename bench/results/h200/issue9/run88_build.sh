@@ -18,7 +18,6 @@ pack() {  # pack CARRY TARGET
   cp "$work/tree/build/$2" /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian "$work/pack/"
   (cd "$work/pack" && tar -cf - ./*) | xz -9e -T2 > "$1"
 }
-ninja -C "$work/tree/build" -j2 tests/test_epilogue_gpu > "$work/build.log"
 # The whole GPU suite (run88.sh's `suite` part; its tests part takes the epilogue suite from it too).
 TREE="$work/tree" bash "$here/run88_suite_build.sh"
 if [ ! -e build-carry/carry87ladder.tar.xz ]; then  # the ladder's fp8gemm_bench, only where it is missing

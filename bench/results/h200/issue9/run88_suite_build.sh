@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Builds the whole GPU suite of one checkout on the development machine and packs it for run 88's `suite` part:
 # build-carry/carry88s.tar.xz, the eight test programs whose names end in _gpu (every step linked in, as ctest
-# runs them), flat. TREE: a clone already configured and built in TREE/build (run88_build.sh's, whose steps are
-# compiled already: the remaining programs then take minutes); without it, a new clone, built from nothing
-# (about an hour on two cores).
+# runs them), flat. TREE: a clone already configured in TREE/build (run88_build.sh's); without it, a new clone. Either way
+# the programs are built here (about 15 minutes on two cores from nothing).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../../.." && pwd)
